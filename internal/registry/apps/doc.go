@@ -1,0 +1,3 @@
+// Package apps defines the apps/v1 workload resources: names, defaults, validation
+// and table columns.
+package apps

@@ -1,0 +1,36 @@
+// Package builtin lists the resources Orca serves, in discovery order.
+package builtin
+
+import (
+	"github.com/orca-project/orca/internal/registry"
+	"github.com/orca-project/orca/internal/registry/apps"
+	"github.com/orca-project/orca/internal/registry/batch"
+	"github.com/orca-project/orca/internal/registry/coordination"
+	"github.com/orca-project/orca/internal/registry/core"
+	"github.com/orca-project/orca/internal/registry/discovery"
+	"github.com/orca-project/orca/internal/registry/events"
+	"github.com/orca-project/orca/internal/registry/rbac"
+	"github.com/orca-project/orca/internal/registry/scheduling"
+	"github.com/orca-project/orca/internal/registry/storageclass"
+)
+
+// Resources returns every served resource. Groups appear in the order
+// upstream's discovery lists them, the core group first.
+func Resources() []*registry.Resource {
+	return []*registry.Resource{
+		core.Namespaces, core.Pods, core.Nodes, core.Services, core.Endpoints,
+		core.Configmaps, core.Secrets, core.Serviceaccounts,
+		core.Persistentvolumes, core.Persistentvolumeclaims,
+		core.Resourcequotas, core.Limitranges, core.Events,
+		core.Replicationcontrollers,
+		apps.Deployments, apps.Replicasets, apps.Statefulsets, apps.Daemonsets,
+		apps.Controllerrevisions,
+		events.Events,
+		batch.Jobs, batch.Cronjobs,
+		rbac.Roles, rbac.Rolebindings, rbac.Clusterroles, rbac.Clusterrolebindings,
+		storageclass.Storageclasses,
+		coordination.Leases,
+		discovery.Endpointslices,
+		scheduling.Priorityclasses,
+	}
+}

@@ -1,0 +1,3 @@
+// Package discovery defines discovery.k8s.io/v1 (endpoint slices): names, defaults, validation
+// and table columns.
+package discovery

@@ -1,0 +1,146 @@
+// Package registry describes every resource the API server serves: its names
+// for discovery, and the pure decisions the server makes about an object of
+// that resource (defaults, validation, what an update may change, how it
+// prints as a table, which fields a field selector may name).
+//
+// The server's shared machinery (internal/apiserver, internal/storage) knows
+// nothing of particular kinds; everything kind-specific is reached through a
+// Resource.
+package registry
+
+import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// Resource is one served resource (a REST collection) and its behaviour.
+// Every hook is optional; a nil hook means "nothing to do".
+type Resource struct {
+	Group    string // "" for the core group
+	Version  string
+	Name     string // plural, lower case: "deployments"
+	Singular string // "deployment"
+	Kind     string // "Deployment"
+
+	Namespaced bool
+	ShortNames []string
+	Categories []string // "all" puts the resource in `kubectl get all`
+
+	// New and NewList return empty typed objects of the resource.
+	New     func() runtime.Object
+	NewList func() runtime.Object
+
+	// Status is true when the resource has a /status subresource. The main
+	// resource then ignores changes to .status and /status ignores changes
+	// to everything else, as upstream does.
+	Status bool
+	// Scale, when set, gives the resource a /scale subresource.
+	Scale *Scale
+	// TracksGeneration makes the server set metadata.generation to 1 on
+	// create and bump it whenever .spec changes.
+	TracksGeneration bool
+
+	// Default fills in defaulted fields, in place, before validation.
+	Default func(obj runtime.Object)
+	// PrepareForCreate clears what a client may not set on create (status
+	// of most kinds, for example). It runs before Default.
+	PrepareForCreate func(obj runtime.Object)
+	// PrepareForUpdate carries over from old what a client may not change.
+	// It runs before Default.
+	PrepareForUpdate func(obj, old runtime.Object)
+	// ValidateName checks metadata.name (prefix is true when checking a
+	// generateName). Nil means a DNS subdomain (RFC 1123), the rule most
+	// kinds use.
+	ValidateName func(name string, prefix bool) []string
+	// Validate checks a new object. Object metadata (name, labels,
+	// annotations...) is validated by the server for every kind; Validate
+	// checks the rest, with field paths from the object root
+	// ("spec.containers[0].image").
+	Validate func(obj runtime.Object) field.ErrorList
+	// ValidateUpdate checks an update against the stored object: immutable
+	// fields and transitions. Validate also runs on updates.
+	ValidateUpdate func(obj, old runtime.Object) field.ErrorList
+
+	// Table prints the resource as kubectl's `get` does. Nil means the
+	// default NAME / AGE table.
+	Table *Table
+	// Fields returns the fields a field selector may name, besides
+	// metadata.name and metadata.namespace which every kind supports.
+	Fields func(obj runtime.Object) fields.Set
+}
+
+// GroupVersion returns the resource's group and version.
+func (r *Resource) GroupVersion() schema.GroupVersion {
+	return schema.GroupVersion{Group: r.Group, Version: r.Version}
+}
+
+// GroupVersionResource returns the resource's full name.
+func (r *Resource) GroupVersionResource() schema.GroupVersionResource {
+	return r.GroupVersion().WithResource(r.Name)
+}
+
+// GroupVersionKind returns the kind of the resource's objects.
+func (r *Resource) GroupVersionKind() schema.GroupVersionKind {
+	return r.GroupVersion().WithKind(r.Kind)
+}
+
+// GroupResource returns the resource's name without version, as used in
+// error messages ("deployments.apps").
+func (r *Resource) GroupResource() schema.GroupResource {
+	return schema.GroupResource{Group: r.Group, Resource: r.Name}
+}
+
+// Scale maps a resource's replica count to the autoscaling/v1 Scale
+// subresource.
+type Scale struct {
+	// Get reads desired replicas, observed replicas and the label selector
+	// (in its string form) of obj.
+	Get func(obj runtime.Object) (spec, status int32, selector string)
+	// Set changes the desired replicas of obj in place.
+	Set func(obj runtime.Object, replicas int32)
+}
+
+// Table describes how objects of a resource print as rows.
+type Table struct {
+	// Columns after NAME, which the server always puts first. Columns with
+	// Priority 1 are shown only by `-o wide`.
+	Columns []metav1.TableColumnDefinition
+	// Row returns the cells for Columns (without the name), for an object
+	// observed at now.
+	Row func(obj runtime.Object, now time.Time) []any
+}
+
+// Typed adapts a hook written for one concrete type to the generic form.
+func Typed[T runtime.Object](f func(T)) func(runtime.Object) {
+	return func(obj runtime.Object) { f(obj.(T)) }
+}
+
+// Typed2 adapts a two-object hook written for one concrete type.
+func Typed2[T runtime.Object](f func(obj, old T)) func(obj, old runtime.Object) {
+	return func(obj, old runtime.Object) { f(obj.(T), old.(T)) }
+}
+
+// TypedValidate adapts a validation written for one concrete type.
+func TypedValidate[T runtime.Object](f func(T) field.ErrorList) func(runtime.Object) field.ErrorList {
+	return func(obj runtime.Object) field.ErrorList { return f(obj.(T)) }
+}
+
+// TypedValidateUpdate adapts an update validation written for one type.
+func TypedValidateUpdate[T runtime.Object](f func(obj, old T) field.ErrorList) func(obj, old runtime.Object) field.ErrorList {
+	return func(obj, old runtime.Object) field.ErrorList { return f(obj.(T), old.(T)) }
+}
+
+// TypedRow adapts a table row function written for one concrete type.
+func TypedRow[T runtime.Object](f func(obj T, now time.Time) []any) func(runtime.Object, time.Time) []any {
+	return func(obj runtime.Object, now time.Time) []any { return f(obj.(T), now) }
+}
+
+// TypedFields adapts a field-set function written for one concrete type.
+func TypedFields[T runtime.Object](f func(T) fields.Set) func(runtime.Object) fields.Set {
+	return func(obj runtime.Object) fields.Set { return f(obj.(T)) }
+}
