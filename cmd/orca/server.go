@@ -1,0 +1,53 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/orca-project/orca/internal/server"
+)
+
+func newServerCommand() *cobra.Command {
+	opts := server.Options{}
+	var logLevel string
+	cmd := &cobra.Command{
+		Use:   "server",
+		Short: "Run a control plane: etcd, the API server and the controllers",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.Log = newLogger(logLevel)
+			opts.Out = cmd.OutOrStdout()
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			inst, err := server.Start(ctx, opts)
+			if err != nil {
+				return err
+			}
+			if opts.DisableAgent {
+				fmt.Fprintln(opts.Out, "orca: running without a node agent (--disable-agent)")
+			}
+			fmt.Fprintf(opts.Out, "orca: cluster is up. Use it with: orca kubectl get ns   (kubeconfig: %s)\n", inst.Kubeconfig)
+			return inst.Wait()
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.DataDir, "data-dir", defaultDataDir(), "directory for etcd data, certificates and the admin kubeconfig")
+	f.StringVar(&opts.BindAddress, "bind-address", "0.0.0.0", "address the API server listens on")
+	f.IntVar(&opts.Port, "https-listen-port", 6443, "port the API server listens on")
+	f.StringVar(&opts.AdvertiseAddress, "advertise-address", "127.0.0.1", "address clients use to reach the API server (written into the kubeconfig)")
+	f.StringSliceVar(&opts.ExtraSANs, "tls-san", nil, "additional names or IPs for the API server's certificate")
+	f.StringSliceVar(&opts.EtcdEndpoints, "etcd-endpoints", nil, "use an external etcd cluster at these endpoints instead of the embedded member")
+	f.StringVar(&opts.EtcdCAFile, "etcd-cafile", "", "CA bundle to verify the external etcd's certificates")
+	f.StringVar(&opts.EtcdCertFile, "etcd-certfile", "", "client certificate for the external etcd")
+	f.StringVar(&opts.EtcdKeyFile, "etcd-keyfile", "", "client key for the external etcd")
+	f.StringVar(&opts.EtcdClientURL, "etcd-listen-client-url", "", "URL the embedded etcd serves clients on (off when empty)")
+	f.StringVar(&opts.EtcdPeerURL, "etcd-listen-peer-url", "", "URL the embedded etcd serves peers on")
+	f.BoolVar(&opts.DisableAgent, "disable-agent", false, "do not run a node agent in this process")
+	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	return cmd
+}

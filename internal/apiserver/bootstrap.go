@@ -1,0 +1,61 @@
+package apiserver
+
+import (
+	"context"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// defaultNamespaces exist in every cluster, as upstream creates them.
+var defaultNamespaces = []string{metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic, corev1.NamespaceNodeLease}
+
+// bootstrap creates what a new cluster starts with. It is idempotent, so
+// every server runs it on every start.
+func (s *Server) bootstrap(ctx context.Context) error {
+	nsRes := s.resources[corev1.SchemeGroupVersion.WithResource("namespaces")]
+	if nsRes == nil {
+		return nil
+	}
+	for _, name := range defaultNamespaces {
+		if _, _, ok := nsRes.cache.Get(nsRes.key("", name)); ok {
+			continue
+		}
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		if _, err := s.create(ctx, nsRes, "", ns, false); err != nil && !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+	}
+	return nil
+}
+
+// compactLoop compacts etcd's history every interval up to the revision
+// seen one interval earlier, so that watchers and paginated lists always
+// have at least one interval of history, as upstream's compactor keeps.
+func (s *Server) compactLoop(ctx context.Context) {
+	t := time.NewTicker(s.cfg.CompactInterval)
+	defer t.Stop()
+	var last int64
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		cur, err := s.cfg.Store.CurrentRevision(ctx)
+		if err != nil {
+			s.log.Warn("compaction: read revision", "err", err)
+			continue
+		}
+		if last > 0 {
+			if _, err := s.cfg.Store.Client().Compact(ctx, last); err != nil {
+				s.log.Warn("compaction failed", "revision", last, "err", err)
+			} else {
+				s.log.Debug("compacted etcd history", "revision", last)
+			}
+		}
+		last = cur
+	}
+}

@@ -1,0 +1,166 @@
+package apiserver
+
+import (
+	"context"
+	"crypto/x509"
+	"net/http"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/json"
+)
+
+// User is an authenticated caller.
+type User struct {
+	Name   string
+	Groups []string
+}
+
+// Authenticator identifies the caller of a request, or reports ok=false.
+type Authenticator interface {
+	Authenticate(r *http.Request) (User, bool)
+}
+
+// ClientCertAuthenticator trusts client certificates signed by a CA: the
+// common name is the user and the organizations are its groups, as
+// upstream's x509 authenticator reads them.
+type ClientCertAuthenticator struct {
+	Roots *x509.CertPool
+}
+
+// Authenticate implements Authenticator.
+func (a ClientCertAuthenticator) Authenticate(r *http.Request) (User, bool) {
+	if r.TLS == nil || len(r.TLS.PeerCertificates) == 0 {
+		return User{}, false
+	}
+	inter := x509.NewCertPool()
+	for _, c := range r.TLS.PeerCertificates[1:] {
+		inter.AddCert(c)
+	}
+	leaf := r.TLS.PeerCertificates[0]
+	if _, err := leaf.Verify(x509.VerifyOptions{Roots: a.Roots, Intermediates: inter, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
+		return User{}, false
+	}
+	return User{Name: leaf.Subject.CommonName, Groups: leaf.Subject.Organization}, true
+}
+
+type userKey struct{}
+
+// UserFrom returns the caller of a request's context.
+func UserFrom(ctx context.Context) (User, bool) {
+	u, ok := ctx.Value(userKey{}).(User)
+	return u, ok
+}
+
+// public paths need no identity, as upstream's system:public-info-viewer
+// role grants to everyone.
+func isPublic(path string) bool {
+	switch path {
+	case "/healthz", "/livez", "/readyz", "/version", "/version/":
+		return true
+	}
+	return strings.HasPrefix(path, "/healthz/") || strings.HasPrefix(path, "/livez/") || strings.HasPrefix(path, "/readyz/")
+}
+
+// statusRecorder remembers the response code for metrics.
+type statusRecorder struct {
+	http.ResponseWriter
+	code int
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	if s.code == 0 {
+		s.code = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusRecorder) Write(b []byte) (int, error) {
+	if s.code == 0 {
+		s.code = http.StatusOK
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+func (s *statusRecorder) Flush() {
+	if f, ok := s.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// buildHandler assembles the filter chain: panic recovery, metrics,
+// authentication, authorization (every authenticated user is allowed
+// until RBAC is enforced), then routing.
+func (s *Server) buildHandler() http.Handler {
+	metricsHandler := promhttp.HandlerFor(s.cfg.Metrics, promhttp.HandlerOpts{})
+	route := func(w http.ResponseWriter, r *http.Request) {
+		if ri, ok := parseRequestInfo(r); ok {
+			{
+				start := time.Now()
+				rec := &statusRecorder{ResponseWriter: w}
+				s.serveResource(rec, r, ri)
+				if rec.code == 0 {
+					rec.code = http.StatusOK
+				}
+				verb := ri.Verb
+				if verb == "watch" {
+					verb = "WATCH"
+				} else {
+					verb = strings.ToUpper(verb)
+					s.metrics.latency.WithLabelValues(verb, ri.Group, ri.Version, ri.Resource, ri.Subresource).Observe(time.Since(start).Seconds())
+				}
+				s.metrics.requests.WithLabelValues(verb, ri.Group, ri.Version, ri.Resource, ri.Subresource, strconv.Itoa(rec.code)).Inc()
+			}
+			return
+		}
+		if s.serveDiscovery(w, r) || s.serveHealth(w, r) {
+			return
+		}
+		switch {
+		case r.URL.Path == "/version" || r.URL.Path == "/version/":
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(s.cfg.Version)
+			return
+		case r.URL.Path == "/metrics":
+			metricsHandler.ServeHTTP(w, r)
+			return
+		}
+		for prefix, h := range s.cfg.Extra {
+			if r.URL.Path == prefix || strings.HasPrefix(r.URL.Path, prefix+"/") {
+				h.ServeHTTP(w, r)
+				return
+			}
+		}
+		s.writeError(w, r, errNotFoundPath())
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				s.log.Error("panic serving request", "method", r.Method, "path", r.URL.Path, "panic", p, "stack", string(debug.Stack()))
+				s.writeError(w, r, apierrors.NewInternalError(errPanic))
+			}
+		}()
+		if s.cfg.Authenticator != nil && !isPublic(r.URL.Path) {
+			u, ok := s.cfg.Authenticator.Authenticate(r)
+			if !ok {
+				s.writeError(w, r, apierrors.NewUnauthorized("Unauthorized"))
+				return
+			}
+			r = r.WithContext(context.WithValue(r.Context(), userKey{}, u))
+		}
+		route(w, r)
+	})
+}
+
+type panicError struct{}
+
+func (panicError) Error() string { return "the server hit an internal error handling this request" }
+
+var errPanic = panicError{}

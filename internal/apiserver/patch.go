@@ -1,0 +1,127 @@
+package apiserver
+
+import (
+	"encoding/json"
+	"fmt"
+	"mime"
+	"net/http"
+
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+)
+
+// patchType reads the patch format from the Content-Type.
+func patchType(r *http.Request) (types.PatchType, error) {
+	ct := r.Header.Get("Content-Type")
+	t, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return "", errUnsupportedPatch(ct)
+	}
+	switch pt := types.PatchType(t); pt {
+	case types.JSONPatchType, types.MergePatchType, types.StrategicMergePatchType:
+		return pt, nil
+	}
+	return "", errUnsupportedPatch(ct)
+}
+
+func errUnsupportedPatch(ct string) error {
+	st := errUnsupportedMediaType(ct)
+	st.ErrStatus.Message = fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json (got %q)", ct)
+	return st
+}
+
+// applyPatch computes the patched JSON document of current.
+func applyPatch(pt types.PatchType, current, patch []byte, dataStruct runtime.Object) ([]byte, error) {
+	switch pt {
+	case types.JSONPatchType:
+		p, err := jsonpatch.DecodePatch(patch)
+		if err != nil {
+			return nil, apierrors.NewBadRequest(err.Error())
+		}
+		out, err := p.Apply(current)
+		if err != nil {
+			return nil, apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", err.Error(), 0, false)
+		}
+		return out, nil
+	case types.MergePatchType:
+		out, err := jsonpatch.MergePatch(current, patch)
+		if err != nil {
+			return nil, apierrors.NewBadRequest(err.Error())
+		}
+		return out, nil
+	default:
+		out, err := strategicpatch.StrategicMergePatch(current, patch, dataStruct)
+		if err != nil {
+			return nil, apierrors.NewBadRequest(err.Error())
+		}
+		return out, nil
+	}
+}
+
+// patchOf returns an update function that applies a patch to whatever is
+// stored at the time, so a patch never loses a concurrent write.
+func (s *Server) patchOf(res *resource, pt types.PatchType, patch []byte, fv fieldValidation, warn *warnings, status bool) func(runtime.Object) (runtime.Object, error) {
+	return func(cur runtime.Object) (runtime.Object, error) {
+		*warn = (*warn)[:0]
+		curJSON, err := json.Marshal(cur)
+		if err != nil {
+			return nil, fmt.Errorf("encode current object: %w", err)
+		}
+		patched, err := applyPatch(pt, curJSON, patch, res.New())
+		if err != nil {
+			return nil, err
+		}
+		next, err := s.decodeObject(patched, mediaJSON, fv, res.New, warn)
+		if err != nil {
+			return nil, err
+		}
+		if err := res.kindMismatch(next); err != nil {
+			return nil, err
+		}
+		acc, err := meta.Accessor(next)
+		if err != nil {
+			return nil, apierrors.NewBadRequest(err.Error())
+		}
+		curAcc, _ := meta.Accessor(cur)
+		if acc.GetName() != curAcc.GetName() {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", acc.GetName(), curAcc.GetName()))
+		}
+		return s.prepareUpdate(res, next, cur, acc.GetResourceVersion(), status)
+	}
+}
+
+func (s *Server) handlePatch(w http.ResponseWriter, r *http.Request, res *resource, ri requestInfo, status bool) {
+	pt, err := patchType(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	dry, err := parseDryRun(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	fv, err := parseFieldValidation(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	body, err := s.readBody(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	var warn warnings
+	out, err := s.update(r.Context(), res, ri.Namespace, ri.Name, dry, s.patchOf(res, pt, body, fv, &warn, status))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	warn.write(w)
+	s.writeObject(w, r, http.StatusOK, out)
+}

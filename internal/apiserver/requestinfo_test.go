@@ -1,0 +1,35 @@
+package apiserver
+
+import (
+	"net/http/httptest"
+	"testing"
+)
+
+func TestParseRequestInfo(t *testing.T) {
+	cases := []struct {
+		method, url string
+		want        requestInfo
+		ok          bool
+	}{
+		{"GET", "/api/v1/pods", requestInfo{Version: "v1", Resource: "pods", Verb: "list"}, true},
+		{"GET", "/api/v1/pods?watch=true", requestInfo{Version: "v1", Resource: "pods", Verb: "watch"}, true},
+		{"GET", "/api/v1/namespaces/ns1/pods/p", requestInfo{Version: "v1", Namespace: "ns1", Resource: "pods", Name: "p", Verb: "get"}, true},
+		{"PUT", "/api/v1/namespaces/ns1/pods/p/status", requestInfo{Version: "v1", Namespace: "ns1", Resource: "pods", Name: "p", Subresource: "status", Verb: "update"}, true},
+		{"GET", "/api/v1/namespaces/ns1", requestInfo{Version: "v1", Resource: "namespaces", Name: "ns1", Verb: "get"}, true},
+		{"GET", "/api/v1/namespaces", requestInfo{Version: "v1", Resource: "namespaces", Verb: "list"}, true},
+		{"PUT", "/api/v1/namespaces/ns1/finalize", requestInfo{Version: "v1", Resource: "namespaces", Name: "ns1", Subresource: "finalize", Verb: "update"}, true},
+		{"POST", "/apis/apps/v1/namespaces/d/deployments", requestInfo{Group: "apps", Version: "v1", Namespace: "d", Resource: "deployments", Verb: "create"}, true},
+		{"DELETE", "/apis/apps/v1/namespaces/d/deployments", requestInfo{Group: "apps", Version: "v1", Namespace: "d", Resource: "deployments", Verb: "deletecollection"}, true},
+		{"DELETE", "/apis/apps/v1/namespaces/d/deployments/x", requestInfo{Group: "apps", Version: "v1", Namespace: "d", Resource: "deployments", Name: "x", Verb: "delete"}, true},
+		{"PATCH", "/apis/apps/v1/namespaces/d/deployments/x/scale", requestInfo{Group: "apps", Version: "v1", Namespace: "d", Resource: "deployments", Name: "x", Subresource: "scale", Verb: "patch"}, true},
+		{"GET", "/apis/apps", requestInfo{}, false},
+		{"GET", "/api", requestInfo{}, false},
+		{"GET", "/healthz", requestInfo{}, false},
+	}
+	for _, c := range cases {
+		got, ok := parseRequestInfo(httptest.NewRequest(c.method, c.url, nil))
+		if ok != c.ok || (ok && got != c.want) {
+			t.Errorf("%s %s: got %+v ok=%v, want %+v ok=%v", c.method, c.url, got, ok, c.want, c.ok)
+		}
+	}
+}

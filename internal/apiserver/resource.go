@@ -1,0 +1,182 @@
+package apiserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/orca-project/orca/internal/registry"
+	"github.com/orca-project/orca/internal/storage"
+	"github.com/orca-project/orca/internal/storage/cache"
+)
+
+// resource is a served resource bound to its storage.
+type resource struct {
+	*registry.Resource
+	prefix string // etcd key prefix, ending in "/"
+	cache  *cache.Cache
+	// fieldKeys are the fields a field selector may name.
+	fieldKeys map[string]bool
+}
+
+func newResource(r *registry.Resource) *resource {
+	p := "/registry/"
+	if r.Group != "" {
+		p += r.Group + "/"
+	}
+	p += r.Name + "/"
+	keys := map[string]bool{"metadata.name": true}
+	if r.Namespaced {
+		keys["metadata.namespace"] = true
+	}
+	if r.Fields != nil {
+		for k := range r.Fields(r.New()) {
+			keys[k] = true
+		}
+	}
+	return &resource{Resource: r, prefix: p, fieldKeys: keys}
+}
+
+// key is the etcd key of one object.
+func (r *resource) key(namespace, name string) string {
+	if r.Namespaced {
+		return r.prefix + namespace + "/" + name
+	}
+	return r.prefix + name
+}
+
+// typ names the resource in metrics.
+func (r *resource) typ() string { return r.GroupResource().String() }
+
+// fieldSet is what a field selector is matched against.
+func (r *resource) fieldSet(obj runtime.Object) fields.Set {
+	acc, err := meta.Accessor(obj)
+	if err != nil {
+		return nil
+	}
+	set := fields.Set{"metadata.name": acc.GetName()}
+	if r.Namespaced {
+		set["metadata.namespace"] = acc.GetNamespace()
+	}
+	if r.Fields != nil {
+		for k, v := range r.Fields(obj) {
+			set[k] = v
+		}
+	}
+	return set
+}
+
+// translateError turns a storage error into the Status error a client
+// expects for this resource and name.
+func (r *resource) translateError(err error, name string) error {
+	gr := r.GroupResource()
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, storage.ErrNotFound):
+		return apierrors.NewNotFound(gr, name)
+	case errors.Is(err, storage.ErrAlreadyExists):
+		return apierrors.NewAlreadyExists(gr, name)
+	case errors.Is(err, storage.ErrConflict):
+		return apierrors.NewConflict(gr, name, errors.New(conflictMessage))
+	case errors.Is(err, storage.ErrCompacted), errors.Is(err, cache.ErrTooOld):
+		return apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %v", err))
+	case errors.Is(err, context.DeadlineExceeded):
+		return apierrors.NewTimeoutError(fmt.Sprintf("request for %s %q timed out", gr, name), 1)
+	}
+	var se apierrors.APIStatus
+	if errors.As(err, &se) {
+		return err
+	}
+	return apierrors.NewInternalError(err)
+}
+
+const conflictMessage = "the object has been modified; please apply your changes to the latest version and try again"
+
+// Struct fields handled by the generic status rules.
+func structField(obj runtime.Object, name string) reflect.Value {
+	v := reflect.ValueOf(obj)
+	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
+		return reflect.Value{}
+	}
+	return v.Elem().FieldByName(name)
+}
+
+// resetStatus clears .status, which clients may not set on create.
+func resetStatus(obj runtime.Object) {
+	if f := structField(obj, "Status"); f.IsValid() && f.CanSet() {
+		f.Set(reflect.Zero(f.Type()))
+	}
+}
+
+// copyField copies one top-level field from src to dst.
+func copyField(dst, src runtime.Object, name string) {
+	d, s := structField(dst, name), structField(src, name)
+	if d.IsValid() && s.IsValid() && d.CanSet() {
+		d.Set(s)
+	}
+}
+
+// keepAllButStatus makes dst equal to src except for .status, for writes
+// to the /status subresource. Metadata other than what upstream lets a
+// status writer change is kept from src as well.
+func keepAllButStatus(dst, src runtime.Object) {
+	dv, sv := reflect.ValueOf(dst).Elem(), reflect.ValueOf(src).Elem()
+	for i := 0; i < dv.NumField(); i++ {
+		name := dv.Type().Field(i).Name
+		if name == "Status" || name == "TypeMeta" || name == "ObjectMeta" {
+			continue
+		}
+		dv.Field(i).Set(sv.Field(i))
+	}
+	dm, _ := meta.Accessor(dst)
+	sm, _ := meta.Accessor(src)
+	dm.SetLabels(sm.GetLabels())
+	dm.SetAnnotations(sm.GetAnnotations())
+	dm.SetFinalizers(sm.GetFinalizers())
+	dm.SetOwnerReferences(sm.GetOwnerReferences())
+	dm.SetDeletionTimestamp(sm.GetDeletionTimestamp())
+	dm.SetGeneration(sm.GetGeneration())
+}
+
+// specOf returns .spec for comparisons; invalid when the kind has none.
+func specOf(obj runtime.Object) reflect.Value { return structField(obj, "Spec") }
+
+// namespaceScoped reports the validation mode of metadata.namespace.
+func (r *resource) namespaceScoped() bool { return r.Namespaced }
+
+// kindMismatch checks the body's apiVersion/kind against the endpoint.
+func (r *resource) kindMismatch(obj runtime.Object) error {
+	gvk := obj.GetObjectKind().GroupVersionKind()
+	want := r.GroupVersionKind()
+	if gvk.Empty() {
+		return nil
+	}
+	if gvk.Kind != want.Kind || gvk.GroupVersion() != want.GroupVersion() {
+		return apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)",
+			strings.TrimPrefix(gvk.GroupVersion().String(), "/"), want.GroupVersion().String()))
+	}
+	return nil
+}
+
+// deletedStatus is what a DELETE of an object that is gone returns.
+func (r *resource) deletedStatus(acc metav1.Object) *metav1.Status {
+	return &metav1.Status{
+		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
+		Status:   metav1.StatusSuccess,
+		Details: &metav1.StatusDetails{
+			Name:  acc.GetName(),
+			Group: r.Group,
+			Kind:  r.Name,
+			UID:   acc.GetUID(),
+		},
+	}
+}

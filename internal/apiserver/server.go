@@ -1,0 +1,247 @@
+// Package apiserver serves the Kubernetes REST API over Orca's storage:
+// discovery, the verbs on every registered resource, watch, patch, tables,
+// health and metrics. A request passes authentication, authorization and
+// admission before it reaches storage, as upstream's request path does.
+package apiserver
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/version"
+
+	"github.com/orca-project/orca/internal/registry"
+	"github.com/orca-project/orca/internal/storage"
+	"github.com/orca-project/orca/internal/storage/cache"
+)
+
+// Config wires a Server.
+type Config struct {
+	Store     *storage.Store
+	Resources []*registry.Resource
+	Version   version.Info
+	Log       *slog.Logger
+	// Metrics is where the server registers its Prometheus collectors.
+	Metrics *prometheus.Registry
+	// Authenticator identifies the caller; nil lets every request through
+	// (tests of the handler alone).
+	Authenticator Authenticator
+	// Extra mounts further handlers (OpenAPI) behind authentication.
+	Extra map[string]http.Handler
+	// MaxBodyBytes caps request bodies; 3 MiB as upstream when zero.
+	MaxBodyBytes int64
+	// CompactInterval is how often old etcd history is compacted; 5
+	// minutes when zero, negative disables compaction.
+	CompactInterval time.Duration
+}
+
+// Server is the API server's HTTP handler and the caches behind it.
+type Server struct {
+	cfg       Config
+	log       *slog.Logger
+	codecs    *codecs
+	resources map[schema.GroupVersionResource]*resource
+	ordered   []*resource
+	metrics   *metrics
+	handler   http.Handler
+
+	readyMu sync.Mutex
+	ready   bool
+	checks  []healthCheck
+}
+
+// New builds a server; Run starts its caches.
+func New(cfg Config) (*Server, error) {
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	if cfg.MaxBodyBytes == 0 {
+		cfg.MaxBodyBytes = 3 * 1024 * 1024
+	}
+	if cfg.CompactInterval == 0 {
+		cfg.CompactInterval = 5 * time.Minute
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = prometheus.NewRegistry()
+	}
+	s := &Server{
+		cfg:       cfg,
+		log:       cfg.Log,
+		codecs:    newCodecs(),
+		resources: map[schema.GroupVersionResource]*resource{},
+	}
+	for _, rr := range cfg.Resources {
+		r := newResource(rr)
+		gvr := rr.GroupVersionResource()
+		if _, dup := s.resources[gvr]; dup {
+			return nil, fmt.Errorf("resource %s registered twice", gvr)
+		}
+		r.cache = cache.New(cache.Config{
+			Client:      cfg.Store.Client(),
+			Codec:       cfg.Store.Codec(),
+			Prefix:      r.prefix,
+			Name:        r.typ(),
+			New:         rr.New,
+			NewBookmark: r.newWithKind,
+			Log:         cfg.Log,
+		})
+		s.resources[gvr] = r
+		s.ordered = append(s.ordered, r)
+	}
+	m, err := newMetrics(cfg.Metrics)
+	if err != nil {
+		return nil, err
+	}
+	s.metrics = m
+	s.checks = []healthCheck{
+		{name: "ping", check: func(context.Context) error { return nil }},
+		{name: "etcd", check: s.checkEtcd},
+		{name: "informer-sync", readyOnly: true, check: s.checkCachesReady},
+	}
+	s.handler = s.buildHandler()
+	return s, nil
+}
+
+// Handler returns the server's HTTP handler with its filter chain.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Run starts the watch caches and the compactor, creates the default
+// namespaces, and blocks until ctx ends.
+func (s *Server) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	for _, r := range s.ordered {
+		wg.Add(1)
+		go func(r *resource) {
+			defer wg.Done()
+			r.cache.Run(ctx)
+		}(r)
+	}
+	defer wg.Wait()
+	for _, r := range s.ordered {
+		select {
+		case <-r.cache.Ready():
+		case <-ctx.Done():
+			return nil
+		}
+	}
+	if err := s.bootstrap(ctx); err != nil {
+		return fmt.Errorf("bootstrap: %w", err)
+	}
+	s.readyMu.Lock()
+	s.ready = true
+	s.readyMu.Unlock()
+	s.log.Info("API server ready")
+	if s.cfg.CompactInterval > 0 {
+		go s.compactLoop(ctx)
+	}
+	<-ctx.Done()
+	return nil
+}
+
+// Ready reports whether the server has finished starting.
+func (s *Server) Ready() bool {
+	s.readyMu.Lock()
+	defer s.readyMu.Unlock()
+	return s.ready
+}
+
+func (s *Server) lookup(ri requestInfo) (*resource, error) {
+	r, ok := s.resources[schema.GroupVersionResource{Group: ri.Group, Version: ri.Version, Resource: ri.Resource}]
+	if !ok {
+		return nil, apierrors.NewNotFound(schema.GroupResource{}, "")
+	}
+	return r, nil
+}
+
+// serveResource dispatches a resource request by verb and subresource.
+func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, ri requestInfo) {
+	res, err := s.lookup(ri)
+	if err != nil {
+		s.writeError(w, r, errNotFoundPath())
+		return
+	}
+	if !res.Namespaced && ri.Namespace != "" {
+		s.writeError(w, r, errNotFoundPath())
+		return
+	}
+	if res.Namespaced && ri.Namespace == "" && !(ri.Verb == "list" || ri.Verb == "watch") {
+		s.writeError(w, r, errNotFoundPath())
+		return
+	}
+	switch ri.Subresource {
+	case "":
+		s.serveMain(w, r, res, ri)
+	case "status":
+		if !res.Status {
+			s.writeError(w, r, errNotFoundPath())
+			return
+		}
+		s.serveStatus(w, r, res, ri)
+	case "scale":
+		if res.Scale == nil {
+			s.writeError(w, r, errNotFoundPath())
+			return
+		}
+		s.serveScale(w, r, res, ri)
+	case "binding":
+		if res.Name != "pods" || ri.Verb != "create" {
+			s.writeError(w, r, errNotFoundPath())
+			return
+		}
+		s.serveBinding(w, r, res, ri)
+	case "finalize":
+		if res.Name != "namespaces" || ri.Verb != "update" {
+			s.writeError(w, r, errNotFoundPath())
+			return
+		}
+		s.serveFinalize(w, r, res, ri)
+	default:
+		s.writeError(w, r, errNotFoundPath())
+	}
+}
+
+func (s *Server) serveMain(w http.ResponseWriter, r *http.Request, res *resource, ri requestInfo) {
+	switch ri.Verb {
+	case "get":
+		s.handleGet(w, r, res, ri)
+	case "list":
+		s.handleList(w, r, res, ri)
+	case "watch":
+		s.handleWatch(w, r, res, ri)
+	case "create":
+		if ri.Name != "" {
+			s.writeError(w, r, apierrors.NewMethodNotSupported(res.GroupResource(), "create"))
+			return
+		}
+		s.handleCreate(w, r, res, ri)
+	case "update":
+		s.handleUpdate(w, r, res, ri, false)
+	case "patch":
+		s.handlePatch(w, r, res, ri, false)
+	case "delete":
+		s.handleDelete(w, r, res, ri)
+	case "deletecollection":
+		s.handleDeleteCollection(w, r, res, ri)
+	default:
+		s.writeError(w, r, apierrors.NewMethodNotSupported(res.GroupResource(), ri.Verb))
+	}
+}
+
+// errNotFoundPath is upstream's 404 for a path that names no resource.
+func errNotFoundPath() error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status:  metav1.StatusFailure,
+		Code:    http.StatusNotFound,
+		Reason:  metav1.StatusReasonNotFound,
+		Message: "the server could not find the requested resource",
+		Details: &metav1.StatusDetails{},
+	}}
+}

@@ -1,0 +1,498 @@
+package apiserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/google/uuid"
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/orca-project/orca/internal/storage"
+)
+
+func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, res *resource, ri requestInfo) {
+	var warn warnings
+	obj, dry, err := s.readObject(r, res, &warn)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	out, err := s.create(r.Context(), res, ri.Namespace, obj, dry)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	warn.write(w)
+	s.writeObject(w, r, http.StatusCreated, out)
+}
+
+// readObject decodes a write's body and its dryRun flag.
+func (s *Server) readObject(r *http.Request, res *resource, warn *warnings) (runtime.Object, bool, error) {
+	dry, err := parseDryRun(r)
+	if err != nil {
+		return nil, false, err
+	}
+	fv, err := parseFieldValidation(r)
+	if err != nil {
+		return nil, false, err
+	}
+	body, err := s.readBody(r)
+	if err != nil {
+		return nil, false, err
+	}
+	obj, err := s.decodeObject(body, r.Header.Get("Content-Type"), fv, res.New, warn)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := res.kindMismatch(obj); err != nil {
+		return nil, false, err
+	}
+	return obj, dry, nil
+}
+
+// writeObject writes a plain object (no table conversion) in the format
+// the client accepts.
+func (s *Server) writeObject(w http.ResponseWriter, r *http.Request, code int, obj runtime.Object) {
+	out, err := negotiate(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.encode(w, code, out.mediaType, obj)
+}
+
+// create runs the create path: system metadata, defaults, validation,
+// admission, storage.
+func (s *Server) create(ctx context.Context, res *resource, ns string, obj runtime.Object, dryRun bool) (runtime.Object, error) {
+	acc, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	if res.Namespaced {
+		if acc.GetNamespace() == "" {
+			acc.SetNamespace(ns)
+		} else if acc.GetNamespace() != ns {
+			return nil, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+		}
+	} else {
+		acc.SetNamespace("")
+	}
+	if acc.GetName() == "" && acc.GetGenerateName() != "" {
+		acc.SetName(generateName(acc.GetGenerateName()))
+	}
+	now := metav1.NewTime(time.Now().Truncate(time.Second))
+	acc.SetUID(types.UID(uuid.NewString()))
+	acc.SetCreationTimestamp(now)
+	acc.SetResourceVersion("")
+	acc.SetDeletionTimestamp(nil)
+	acc.SetDeletionGracePeriodSeconds(nil)
+	acc.SetSelfLink("")
+	acc.SetManagedFields(nil)
+	if res.TracksGeneration {
+		acc.SetGeneration(1)
+	} else {
+		acc.SetGeneration(0)
+	}
+	if res.Status && res.Name != "nodes" {
+		// Clients do not set status on create; nodes are the exception
+		// because a kubelet registers its node with its status.
+		resetStatus(obj)
+	}
+	if res.Default != nil {
+		res.Default(obj)
+	}
+	if res.PrepareForCreate != nil {
+		res.PrepareForCreate(obj)
+	}
+	if errs := s.validate(res, obj); len(errs) > 0 {
+		return nil, apierrors.NewInvalid(res.GroupVersionKind().GroupKind(), acc.GetName(), errs)
+	}
+	if res.Namespaced {
+		if err := s.checkNamespace(ctx, ns); err != nil {
+			return nil, err
+		}
+	}
+	storage.SetKind(obj, res.GroupVersionKind())
+	if dryRun {
+		return obj, nil
+	}
+	if err := s.cfg.Store.Create(ctx, res.key(ns, acc.GetName()), res.typ(), obj); err != nil {
+		return nil, res.translateError(err, acc.GetName())
+	}
+	return obj, nil
+}
+
+// generateName appends upstream's five random characters to a prefix,
+// trimming the prefix so that the name stays within 63 characters.
+func generateName(prefix string) string {
+	const maxPrefix = 63 - 5
+	if len(prefix) > maxPrefix {
+		prefix = prefix[:maxPrefix]
+	}
+	return prefix + utilrand.String(5)
+}
+
+// checkNamespace refuses writes into a namespace that does not exist. The
+// cache answers almost always; a miss is confirmed against etcd because a
+// namespace created a moment ago may not have reached the cache yet.
+func (s *Server) checkNamespace(ctx context.Context, ns string) error {
+	nsRes := s.resources[corev1.SchemeGroupVersion.WithResource("namespaces")]
+	if nsRes == nil {
+		return nil
+	}
+	if _, _, ok := nsRes.cache.Get(nsRes.key("", ns)); ok {
+		return nil
+	}
+	if _, err := s.cfg.Store.Get(ctx, nsRes.key("", ns), nsRes.typ(), nsRes.New); err != nil {
+		return nsRes.translateError(err, ns)
+	}
+	return nil
+}
+
+// validate checks metadata and the resource's own rules for a new object.
+func (s *Server) validate(res *resource, obj runtime.Object) field.ErrorList {
+	acc, _ := meta.Accessor(obj)
+	nameFn := apivalidation.NameIsDNSSubdomain
+	if res.ValidateName != nil {
+		nameFn = res.ValidateName
+	}
+	errs := apivalidation.ValidateObjectMetaAccessor(acc, res.Namespaced, nameFn, field.NewPath("metadata"))
+	if res.Validate != nil {
+		errs = append(errs, res.Validate(obj)...)
+	}
+	return errs
+}
+
+func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request, res *resource, ri requestInfo, status bool) {
+	var warn warnings
+	obj, dry, err := s.readObject(r, res, &warn)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	acc, err := meta.Accessor(obj)
+	if err != nil {
+		s.writeError(w, r, apierrors.NewBadRequest(err.Error()))
+		return
+	}
+	if acc.GetName() != ri.Name {
+		s.writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", acc.GetName(), ri.Name)))
+		return
+	}
+	if res.Namespaced && acc.GetNamespace() != "" && acc.GetNamespace() != ri.Namespace {
+		s.writeError(w, r, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request"))
+		return
+	}
+	wanted := acc.GetResourceVersion()
+	out, err := s.update(r.Context(), res, ri.Namespace, ri.Name, dry, func(cur runtime.Object) (runtime.Object, error) {
+		return s.prepareUpdate(res, obj.DeepCopyObject(), cur, wanted, status)
+	})
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	warn.write(w)
+	s.writeObject(w, r, http.StatusOK, out)
+}
+
+// update applies fn to the stored object and writes the result; with
+// dryRun it only computes it. An object whose last finalizer is removed
+// while it is being deleted is deleted.
+func (s *Server) update(ctx context.Context, res *resource, ns, name string, dryRun bool, fn storage.UpdateFunc) (runtime.Object, error) {
+	key := res.key(ns, name)
+	if dryRun {
+		cur, err := s.cfg.Store.Get(ctx, key, res.typ(), res.New)
+		if err != nil {
+			return nil, res.translateError(err, name)
+		}
+		out, err := fn(cur.DeepCopyObject())
+		if err != nil {
+			return nil, res.translateError(err, name)
+		}
+		return out, nil
+	}
+	out, err := s.cfg.Store.GuaranteedUpdate(ctx, key, res.typ(), res.New, nil, fn)
+	if err != nil {
+		return nil, res.translateError(err, name)
+	}
+	acc, _ := meta.Accessor(out)
+	if acc.GetDeletionTimestamp() != nil && len(acc.GetFinalizers()) == 0 && (acc.GetDeletionGracePeriodSeconds() == nil || *acc.GetDeletionGracePeriodSeconds() == 0) {
+		rv := acc.GetResourceVersion()
+		deleted, err := s.cfg.Store.Delete(ctx, key, res.typ(), res.New, func(cur runtime.Object) error {
+			c, _ := meta.Accessor(cur)
+			if c.GetResourceVersion() != rv {
+				return errSkipDelete
+			}
+			return nil
+		})
+		if err == nil {
+			return deleted, nil
+		}
+		if !errors.Is(err, errSkipDelete) && !errors.Is(err, storage.ErrNotFound) {
+			return nil, res.translateError(err, name)
+		}
+	}
+	return out, nil
+}
+
+var errSkipDelete = errors.New("object changed; leave deletion to the next writer")
+
+// prepareUpdate turns a client's next version of an object into what is
+// stored: system metadata kept, status or spec carried over depending on
+// the endpoint, defaults, generation, validation.
+func (s *Server) prepareUpdate(res *resource, next, cur runtime.Object, wantedRV string, status bool) (runtime.Object, error) {
+	curAcc, _ := meta.Accessor(cur)
+	acc, err := meta.Accessor(next)
+	if err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	if wantedRV != "" && wantedRV != curAcc.GetResourceVersion() {
+		return nil, apierrors.NewConflict(res.GroupResource(), curAcc.GetName(), errors.New(conflictMessage))
+	}
+	if uid := acc.GetUID(); uid != "" && uid != curAcc.GetUID() {
+		return nil, apierrors.NewConflict(res.GroupResource(), curAcc.GetName(),
+			fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", uid, curAcc.GetUID()))
+	}
+	acc.SetNamespace(curAcc.GetNamespace())
+	acc.SetUID(curAcc.GetUID())
+	acc.SetCreationTimestamp(curAcc.GetCreationTimestamp())
+	acc.SetDeletionTimestamp(curAcc.GetDeletionTimestamp())
+	acc.SetDeletionGracePeriodSeconds(curAcc.GetDeletionGracePeriodSeconds())
+	acc.SetGeneration(curAcc.GetGeneration())
+	acc.SetResourceVersion(curAcc.GetResourceVersion())
+	acc.SetManagedFields(curAcc.GetManagedFields())
+	acc.SetSelfLink("")
+	if status {
+		keepAllButStatus(next, cur)
+	} else if res.Status {
+		copyField(next, cur, "Status")
+	}
+	if res.Default != nil {
+		res.Default(next)
+	}
+	if !status && res.PrepareForUpdate != nil {
+		res.PrepareForUpdate(next, cur)
+	}
+	if res.TracksGeneration && !status {
+		if ns, os := specOf(next), specOf(cur); ns.IsValid() && !apiequality.Semantic.DeepEqual(ns.Interface(), os.Interface()) {
+			acc.SetGeneration(curAcc.GetGeneration() + 1)
+		}
+	}
+	errs := apivalidation.ValidateObjectMetaAccessorUpdate(acc, curAcc, field.NewPath("metadata"))
+	errs = append(errs, s.validate(res, next)...)
+	if res.ValidateUpdate != nil {
+		errs = append(errs, res.ValidateUpdate(next, cur)...)
+	}
+	if len(errs) > 0 {
+		return nil, apierrors.NewInvalid(res.GroupVersionKind().GroupKind(), acc.GetName(), errs)
+	}
+	storage.SetKind(next, res.GroupVersionKind())
+	return next, nil
+}
+
+// deleteOptions reads DeleteOptions from the body (if any) and the query.
+func (s *Server) deleteOptions(r *http.Request) (*metav1.DeleteOptions, error) {
+	opts := &metav1.DeleteOptions{}
+	body, err := s.readBody(r)
+	if err != nil {
+		return nil, err
+	}
+	if len(body) > 0 {
+		dec, ok := s.codecs.decoderFor(r.Header.Get("Content-Type"), false)
+		if !ok {
+			return nil, errUnsupportedMediaType(r.Header.Get("Content-Type"))
+		}
+		gvk := metav1.SchemeGroupVersion.WithKind("DeleteOptions")
+		if _, _, err := dec.Decode(body, &gvk, opts); err != nil {
+			return nil, apierrors.NewBadRequest(decodeErrorMessage(err))
+		}
+	}
+	q := r.URL.Query()
+	if v := q.Get("gracePeriodSeconds"); v != "" {
+		var n int64
+		if _, err := fmt.Sscan(v, &n); err != nil {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid gracePeriodSeconds %q", v))
+		}
+		opts.GracePeriodSeconds = &n
+	}
+	if v := q.Get("propagationPolicy"); v != "" {
+		p := metav1.DeletionPropagation(v)
+		opts.PropagationPolicy = &p
+	}
+	if q.Has("dryRun") {
+		if _, err := parseDryRun(r); err != nil {
+			return nil, err
+		}
+		opts.DryRun = []string{metav1.DryRunAll}
+	}
+	if p := opts.PropagationPolicy; p != nil {
+		switch *p {
+		case metav1.DeletePropagationBackground, metav1.DeletePropagationForeground, metav1.DeletePropagationOrphan:
+		default:
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("propagationPolicy: Unsupported value: %q", *p))
+		}
+	}
+	return opts, nil
+}
+
+func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request, res *resource, ri requestInfo) {
+	opts, err := s.deleteOptions(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	obj, gone, err := s.delete(r.Context(), res, ri.Namespace, ri.Name, opts)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if gone && res.Name != "pods" {
+		acc, _ := meta.Accessor(obj)
+		s.writeObject(w, r, http.StatusOK, res.deletedStatus(acc))
+		return
+	}
+	s.writeObject(w, r, http.StatusOK, withKind(obj, res))
+}
+
+// delete removes an object, or starts its graceful deletion: a pod bound
+// to a node is only marked (its kubelet finishes the deletion), and an
+// object with finalizers is marked until they are removed. gone reports
+// whether the object no longer exists.
+func (s *Server) delete(ctx context.Context, res *resource, ns, name string, opts *metav1.DeleteOptions) (runtime.Object, bool, error) {
+	key := res.key(ns, name)
+	dry := len(opts.DryRun) > 0
+	checkPre := func(cur runtime.Object) error {
+		acc, _ := meta.Accessor(cur)
+		if p := opts.Preconditions; p != nil {
+			if p.UID != nil && *p.UID != acc.GetUID() {
+				return apierrors.NewConflict(res.GroupResource(), name, fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", *p.UID, acc.GetUID()))
+			}
+			if p.ResourceVersion != nil && *p.ResourceVersion != acc.GetResourceVersion() {
+				return apierrors.NewConflict(res.GroupResource(), name, fmt.Errorf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *p.ResourceVersion, acc.GetResourceVersion()))
+			}
+		}
+		return nil
+	}
+	cur, err := s.cfg.Store.Get(ctx, key, res.typ(), res.New)
+	if err != nil {
+		return nil, false, res.translateError(err, name)
+	}
+	if err := checkPre(cur); err != nil {
+		return nil, false, err
+	}
+	grace := gracePeriod(cur, opts)
+	curAcc, _ := meta.Accessor(cur)
+	if grace > 0 || len(curAcc.GetFinalizers()) > 0 {
+		if dry {
+			return cur, false, nil
+		}
+		out, err := s.cfg.Store.GuaranteedUpdate(ctx, key, res.typ(), res.New, nil, func(obj runtime.Object) (runtime.Object, error) {
+			if err := checkPre(obj); err != nil {
+				return nil, err
+			}
+			markDeleting(obj, gracePeriod(obj, opts))
+			return obj, nil
+		})
+		if err != nil {
+			return nil, false, res.translateError(err, name)
+		}
+		acc, _ := meta.Accessor(out)
+		if len(acc.GetFinalizers()) > 0 || (acc.GetDeletionGracePeriodSeconds() != nil && *acc.GetDeletionGracePeriodSeconds() > 0) {
+			return out, false, nil
+		}
+	}
+	if dry {
+		return cur, true, nil
+	}
+	deleted, err := s.cfg.Store.Delete(ctx, key, res.typ(), res.New, func(obj runtime.Object) error {
+		if err := checkPre(obj); err != nil {
+			return err
+		}
+		acc, _ := meta.Accessor(obj)
+		if len(acc.GetFinalizers()) > 0 {
+			return apierrors.NewConflict(res.GroupResource(), name, errors.New("finalizers were added concurrently; retry"))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, false, res.translateError(err, name)
+	}
+	return deleted, true, nil
+}
+
+// gracePeriod is how long a deletion waits. Only pods on a node that are
+// still running wait; everything else goes at once.
+func gracePeriod(obj runtime.Object, opts *metav1.DeleteOptions) int64 {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return 0
+	}
+	if pod.Spec.NodeName == "" || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+		return 0
+	}
+	grace := int64(corev1.DefaultTerminationGracePeriodSeconds)
+	if pod.Spec.TerminationGracePeriodSeconds != nil {
+		grace = *pod.Spec.TerminationGracePeriodSeconds
+	}
+	if opts.GracePeriodSeconds != nil {
+		grace = *opts.GracePeriodSeconds
+	}
+	if cur := pod.DeletionGracePeriodSeconds; cur != nil && *cur < grace {
+		grace = *cur
+	}
+	if grace < 0 {
+		grace = 0
+	}
+	return grace
+}
+
+// markDeleting sets the deletion timestamp and grace period, never moving
+// an existing deadline later.
+func markDeleting(obj runtime.Object, grace int64) {
+	acc, _ := meta.Accessor(obj)
+	deadline := metav1.NewTime(time.Now().Add(time.Duration(grace) * time.Second).Truncate(time.Second))
+	if ts := acc.GetDeletionTimestamp(); ts == nil || deadline.Before(ts) {
+		acc.SetDeletionTimestamp(&deadline)
+	}
+	if g := acc.GetDeletionGracePeriodSeconds(); g == nil || grace < *g {
+		acc.SetDeletionGracePeriodSeconds(&grace)
+	}
+}
+
+func (s *Server) handleDeleteCollection(w http.ResponseWriter, r *http.Request, res *resource, ri requestInfo) {
+	lopts, err := s.parseListOptions(r, res, ri.Namespace)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	dopts, err := s.deleteOptions(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	items, _, _, _, err := s.list(r.Context(), res, lopts)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	for _, it := range items {
+		acc, _ := meta.Accessor(it)
+		if _, _, err := s.delete(r.Context(), res, acc.GetNamespace(), acc.GetName(), dopts); err != nil && !apierrors.IsNotFound(err) {
+			s.writeError(w, r, err)
+			return
+		}
+	}
+	s.writeObject(w, r, http.StatusOK, &metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusSuccess})
+}

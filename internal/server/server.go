@@ -1,0 +1,289 @@
+// Package server wires the control plane of `orca server`: certificates,
+// etcd (embedded or external), the API server and its HTTPS listener, and
+// the admin kubeconfig. Components run under one context and one error
+// group: when one fails, the whole server stops cleanly.
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.etcd.io/etcd/client/pkg/v3/transport"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"golang.org/x/sync/errgroup"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/orca-project/orca/internal/apiserver"
+	"github.com/orca-project/orca/internal/auth/pki"
+	"github.com/orca-project/orca/internal/registry/builtin"
+	"github.com/orca-project/orca/internal/storage"
+	"github.com/orca-project/orca/internal/storage/embedded"
+	"github.com/orca-project/orca/internal/version"
+)
+
+// Options configure a control plane.
+type Options struct {
+	// DataDir holds etcd's data, the certificates and the kubeconfig.
+	DataDir string
+	// BindAddress and Port are where the API server listens; Port 0 picks
+	// a free port (tests).
+	BindAddress string
+	Port        int
+	// AdvertiseAddress is the address written into the kubeconfig and the
+	// serving certificate; 127.0.0.1 when empty.
+	AdvertiseAddress string
+	// ExtraSANs are more names or addresses for the serving certificate.
+	ExtraSANs []string
+
+	// EtcdEndpoints selects an external etcd cluster instead of the
+	// embedded member; the TLS files authenticate to it.
+	EtcdEndpoints                        []string
+	EtcdCAFile, EtcdCertFile, EtcdKeyFile string
+	// EtcdClientURL and EtcdPeerURL are the embedded member's listeners;
+	// empty leaves them off (the server uses an in-process client).
+	EtcdClientURL, EtcdPeerURL string
+
+	// DisableAgent keeps the node agent out of this process.
+	DisableAgent bool
+	// CompactInterval overrides the history compaction period.
+	CompactInterval time.Duration
+
+	Log *slog.Logger
+	// Out receives the few progress lines a person reads at start-up.
+	Out io.Writer
+}
+
+// Instance is a running control plane.
+type Instance struct {
+	// URL is the API server's address, e.g. https://127.0.0.1:6443.
+	URL string
+	// Kubeconfig is the path of the admin kubeconfig.
+	Kubeconfig string
+	// API is the API server itself (for in-process tests).
+	API *apiserver.Server
+
+	cancel context.CancelFunc
+	group  *errgroup.Group
+	close  func()
+}
+
+// Wait blocks until the control plane stops and returns why.
+func (i *Instance) Wait() error {
+	err := i.group.Wait()
+	i.close()
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+// Stop shuts the control plane down and waits for it.
+func (i *Instance) Stop() error {
+	i.cancel()
+	return i.Wait()
+}
+
+// Start brings up the control plane and returns once the API server is
+// ready to serve.
+func Start(ctx context.Context, opts Options) (*Instance, error) {
+	if opts.Log == nil {
+		opts.Log = slog.Default()
+	}
+	if opts.Out == nil {
+		opts.Out = io.Discard
+	}
+	if opts.AdvertiseAddress == "" {
+		opts.AdvertiseAddress = "127.0.0.1"
+	}
+	if opts.BindAddress == "" {
+		opts.BindAddress = "0.0.0.0"
+	}
+	say := func(format string, args ...any) { fmt.Fprintf(opts.Out, "orca: "+format+"\n", args...) }
+	if err := os.MkdirAll(opts.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("create data dir: %w", err)
+	}
+
+	tlsDir := filepath.Join(opts.DataDir, "tls")
+	say("certificates in %s", tlsDir)
+	ca, err := pki.LoadOrCreateCA(tlsDir, "ca", "orca-ca")
+	if err != nil {
+		return nil, err
+	}
+	serving, err := pki.LoadOrIssue(tlsDir, "serving", ca, servingSpec(opts))
+	if err != nil {
+		return nil, err
+	}
+	admin, err := pki.LoadOrIssue(tlsDir, "admin", ca, pki.LeafSpec{CommonName: "system:admin", Organizations: []string{"system:masters"}})
+	if err != nil {
+		return nil, err
+	}
+
+	var client *clientv3.Client
+	closeEtcd := func() {}
+	if len(opts.EtcdEndpoints) > 0 {
+		say("connecting to etcd at %v", opts.EtcdEndpoints)
+		if client, err = externalEtcd(opts); err != nil {
+			return nil, err
+		}
+		closeEtcd = func() { client.Close() }
+	} else {
+		dir := filepath.Join(opts.DataDir, "etcd")
+		say("starting embedded etcd (data in %s)", dir)
+		e, err := embedded.Start(ctx, embedded.Config{Dir: dir, ClientURL: opts.EtcdClientURL, PeerURL: opts.EtcdPeerURL})
+		if err != nil {
+			return nil, err
+		}
+		client = e.Client()
+		closeEtcd = e.Close
+	}
+
+	reg := prometheus.NewRegistry()
+	roots := x509.NewCertPool()
+	roots.AddCert(ca.Cert)
+	api, err := apiserver.New(apiserver.Config{
+		Store:           storage.NewStore(client, storage.NewCodec()),
+		Resources:       builtin.Resources(),
+		Version:         version.Info(),
+		Log:             opts.Log,
+		Metrics:         reg,
+		Authenticator:   apiserver.ClientCertAuthenticator{Roots: roots},
+		Extra:           extraHandlers(opts.Log),
+		CompactInterval: opts.CompactInterval,
+	})
+	if err != nil {
+		closeEtcd()
+		return nil, err
+	}
+
+	ln, err := net.Listen("tcp", net.JoinHostPort(opts.BindAddress, strconv.Itoa(opts.Port)))
+	if err != nil {
+		closeEtcd()
+		return nil, fmt.Errorf("listen: %w", err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	url := "https://" + net.JoinHostPort(opts.AdvertiseAddress, strconv.Itoa(port))
+	kubeconfig := filepath.Join(opts.DataDir, "kubeconfig")
+	if err := writeKubeconfig(kubeconfig, url, ca, admin); err != nil {
+		ln.Close()
+		closeEtcd()
+		return nil, err
+	}
+
+	srv := &http.Server{
+		Handler: api.Handler(),
+		TLSConfig: &tls.Config{
+			Certificates: []tls.Certificate{{Certificate: [][]byte{serving.Cert.Raw}, PrivateKey: serving.Key, Leaf: serving.Cert}},
+			ClientAuth:   tls.VerifyClientCertIfGiven,
+			ClientCAs:    roots,
+			MinVersion:   tls.VersionTLS12,
+		},
+		ReadHeaderTimeout: 30 * time.Second,
+		ErrorLog:          slog.NewLogLogger(opts.Log.Handler(), slog.LevelDebug),
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return api.Run(gctx) })
+	g.Go(func() error {
+		err := srv.ServeTLS(ln, "", "")
+		if errors.Is(err, http.ErrServerClosed) {
+			return nil
+		}
+		return fmt.Errorf("serve: %w", err)
+	})
+	g.Go(func() error {
+		<-gctx.Done()
+		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer scancel()
+		_ = srv.Shutdown(sctx)
+		return gctx.Err()
+	})
+	inst := &Instance{URL: url, Kubeconfig: kubeconfig, API: api, cancel: cancel, group: g, close: closeEtcd}
+
+	// Wait for readiness (caches synced, default namespaces created).
+	for !api.Ready() {
+		select {
+		case <-gctx.Done():
+			cancel()
+			err := inst.Wait()
+			if err == nil {
+				err = ctx.Err()
+			}
+			return nil, fmt.Errorf("control plane stopped during start-up: %w", err)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	say("API server ready at %s", url)
+	return inst, nil
+}
+
+func servingSpec(opts Options) pki.LeafSpec {
+	spec := pki.LeafSpec{
+		CommonName: "orca-apiserver",
+		DNSNames:   []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"},
+		IPs:        []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("::1")},
+		Server:     true,
+	}
+	if h, err := os.Hostname(); err == nil && h != "" {
+		spec.DNSNames = append(spec.DNSNames, h)
+	}
+	for _, san := range append([]string{opts.AdvertiseAddress}, opts.ExtraSANs...) {
+		if ip := net.ParseIP(san); ip != nil {
+			spec.IPs = append(spec.IPs, ip)
+		} else if san != "" {
+			spec.DNSNames = append(spec.DNSNames, san)
+		}
+	}
+	return spec
+}
+
+func externalEtcd(opts Options) (*clientv3.Client, error) {
+	cfg := clientv3.Config{Endpoints: opts.EtcdEndpoints, DialTimeout: 10 * time.Second}
+	if opts.EtcdCertFile != "" || opts.EtcdCAFile != "" {
+		info := transport.TLSInfo{CertFile: opts.EtcdCertFile, KeyFile: opts.EtcdKeyFile, TrustedCAFile: opts.EtcdCAFile}
+		tc, err := info.ClientConfig()
+		if err != nil {
+			return nil, fmt.Errorf("etcd client TLS: %w", err)
+		}
+		cfg.TLS = tc
+	}
+	c, err := clientv3.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect to etcd: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := c.Get(ctx, "/registry/health", clientv3.WithCountOnly()); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("etcd at %v is not reachable: %w", opts.EtcdEndpoints, err)
+	}
+	return c, nil
+}
+
+// writeKubeconfig writes the admin kubeconfig, with the certificates
+// inlined so the file works when copied elsewhere.
+func writeKubeconfig(path, url string, ca, admin *pki.Pair) error {
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["orca"] = &clientcmdapi.Cluster{Server: url, CertificateAuthorityData: ca.CertPEM}
+	cfg.AuthInfos["admin"] = &clientcmdapi.AuthInfo{ClientCertificateData: admin.CertPEM, ClientKeyData: admin.KeyPEM}
+	cfg.Contexts["orca"] = &clientcmdapi.Context{Cluster: "orca", AuthInfo: "admin"}
+	cfg.CurrentContext = "orca"
+	data, err := clientcmd.Write(*cfg)
+	if err != nil {
+		return fmt.Errorf("encode kubeconfig: %w", err)
+	}
+	return pki.WriteFile(path, data, 0o600)
+}

@@ -1,0 +1,395 @@
+// Package cache is the watch cache: one per resource, it mirrors the
+// resource's etcd prefix in memory from a single etcd watch, serves lists
+// from memory and fans every change out to any number of watchers, so that
+// a thousand watchers cost etcd one watch.
+package cache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/google/btree"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/orca-project/orca/internal/storage"
+)
+
+// ErrTooOld is returned for a watch from a revision the cache no longer
+// holds events for; clients must relist (HTTP 410 Gone).
+var ErrTooOld = errors.New("cache: resource version too old")
+
+// ErrNotFresh is returned when the cache could not catch up with etcd in
+// time; callers fall back to reading etcd.
+var ErrNotFresh = errors.New("cache: not fresh enough")
+
+var watchersGauge = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	Name: "apiserver_registered_watchers",
+	Help: "Number of currently registered watchers for a given resource.",
+}, []string{"resource"})
+
+var cacheEvents = prometheus.NewCounterVec(prometheus.CounterOpts{
+	Name: "apiserver_watch_cache_events_received_total",
+	Help: "Number of events received from etcd by the watch cache of a resource.",
+}, []string{"resource"})
+
+// Collectors returns the package's metrics for registration.
+func Collectors() []prometheus.Collector {
+	return []prometheus.Collector{watchersGauge, cacheEvents}
+}
+
+// Event is one change seen by the cache. Objects are shared with the cache
+// and with other watchers: readers must not modify them.
+type Event struct {
+	Type   watch.EventType
+	Object runtime.Object
+	// Prev is the object before a MODIFIED or DELETED event.
+	Prev runtime.Object
+	Rev  int64
+	// InitialEventsEnd marks the bookmark that ends a watch's initial
+	// events (sendInitialEvents=true).
+	InitialEventsEnd bool
+}
+
+type entry struct {
+	key string
+	obj runtime.Object
+}
+
+func less(a, b *entry) bool { return a.key < b.key }
+
+// Config describes the resource a cache mirrors.
+type Config struct {
+	Client *clientv3.Client
+	Codec  *storage.Codec
+	Prefix string // etcd key prefix, ending in "/"
+	Name   string // resource name, for metrics and logs
+	New    func() runtime.Object
+	// NewBookmark returns an empty object of the resource, to carry a
+	// bookmark's resourceVersion.
+	NewBookmark func() runtime.Object
+	// History is how many events the cache keeps for watches that resume
+	// from an older revision.
+	History int
+	Log     *slog.Logger
+}
+
+// Cache mirrors one resource.
+type Cache struct {
+	cfg Config
+
+	mu      sync.RWMutex
+	items   *btree.BTreeG[*entry]
+	rev     int64
+	ring    []Event // circular history of the latest events
+	ringPos int     // index of the next write
+	ringLen int
+	// oldest is the lowest revision from which a watch can resume.
+	oldest   int64
+	watchers map[*Watcher]struct{}
+	// fresh is closed and replaced whenever rev advances.
+	fresh chan struct{}
+	ready chan struct{}
+
+	watchCtx context.Context
+}
+
+// New returns a cache; Run fills and maintains it.
+func New(cfg Config) *Cache {
+	if cfg.History <= 0 {
+		cfg.History = 1024
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	return &Cache{
+		cfg:      cfg,
+		items:    btree.NewG(32, less),
+		ring:     make([]Event, cfg.History),
+		watchers: map[*Watcher]struct{}{},
+		fresh:    make(chan struct{}),
+		ready:    make(chan struct{}),
+	}
+}
+
+// Ready is closed once the cache holds a complete copy of the resource.
+func (c *Cache) Ready() <-chan struct{} { return c.ready }
+
+// Run lists the resource and follows its changes until ctx ends,
+// relisting whenever the watch breaks beyond repair.
+func (c *Cache) Run(ctx context.Context) {
+	readyOnce := sync.Once{}
+	for ctx.Err() == nil {
+		rev, err := c.relist(ctx)
+		if err != nil {
+			c.cfg.Log.Warn("watch cache list failed", "resource", c.cfg.Name, "err", err)
+			sleep(ctx, time.Second)
+			continue
+		}
+		readyOnce.Do(func() { close(c.ready) })
+		err = c.follow(ctx, rev)
+		if ctx.Err() == nil {
+			c.cfg.Log.Warn("watch cache lost its etcd watch; relisting", "resource", c.cfg.Name, "err", err)
+			sleep(ctx, 100*time.Millisecond)
+		}
+	}
+	c.mu.Lock()
+	for w := range c.watchers {
+		c.stopLocked(w)
+	}
+	c.mu.Unlock()
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+// relist replaces the cache's contents with a fresh read of etcd. Watchers
+// cannot be told what changed in between, so they are closed and resume
+// from their last revision (or relist, if that is now too old).
+func (c *Cache) relist(ctx context.Context) (int64, error) {
+	items := btree.NewG(32, less)
+	var rev int64
+	start := c.cfg.Prefix
+	end := clientv3.GetPrefixRangeEnd(c.cfg.Prefix)
+	for {
+		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(1000)}
+		if rev > 0 {
+			opts = append(opts, clientv3.WithRev(rev))
+		}
+		resp, err := c.cfg.Client.Get(ctx, start, opts...)
+		if err != nil {
+			return 0, fmt.Errorf("list %s: %w", c.cfg.Prefix, err)
+		}
+		if rev == 0 {
+			rev = resp.Header.Revision
+		}
+		for _, kv := range resp.Kvs {
+			obj, err := c.cfg.Codec.Decode(kv.Value, kv.ModRevision, c.cfg.New)
+			if err != nil {
+				c.cfg.Log.Error("skipping undecodable object", "key", string(kv.Key), "err", err)
+				continue
+			}
+			items.ReplaceOrInsert(&entry{key: string(kv.Key), obj: obj})
+		}
+		if !resp.More || len(resp.Kvs) == 0 {
+			break
+		}
+		start = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.items = items
+	if rev > c.rev {
+		c.rev = rev
+	}
+	c.ringLen, c.ringPos = 0, 0
+	c.oldest = rev
+	for w := range c.watchers {
+		c.stopLocked(w)
+	}
+	c.advanceLocked()
+	return rev, nil
+}
+
+func (c *Cache) follow(ctx context.Context, rev int64) error {
+	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
+	defer cancel()
+	c.mu.Lock()
+	c.watchCtx = wctx
+	c.mu.Unlock()
+	wch := c.cfg.Client.Watch(wctx, c.cfg.Prefix, clientv3.WithPrefix(),
+		clientv3.WithRev(rev+1), clientv3.WithProgressNotify(), clientv3.WithPrevKV())
+	bookmarks := time.NewTicker(5 * time.Second)
+	defer bookmarks.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case now := <-bookmarks.C:
+			c.sendBookmarks(now)
+		case resp, ok := <-wch:
+			if !ok {
+				return errors.New("watch channel closed")
+			}
+			if err := resp.Err(); err != nil {
+				return err
+			}
+			if resp.IsProgressNotify() {
+				c.mu.Lock()
+				if resp.Header.Revision > c.rev {
+					c.rev = resp.Header.Revision
+					c.advanceLocked()
+				}
+				c.mu.Unlock()
+				continue
+			}
+			c.apply(resp.Events)
+		}
+	}
+}
+
+// apply folds a batch of etcd events into the cache and fans them out.
+func (c *Cache) apply(evs []*clientv3.Event) {
+	decoded := make([]Event, 0, len(evs))
+	keys := make([]string, 0, len(evs))
+	for _, ev := range evs {
+		key := string(ev.Kv.Key)
+		var e Event
+		e.Rev = ev.Kv.ModRevision
+		switch {
+		case ev.Type == mvccpb.DELETE:
+			e.Type = watch.Deleted
+			if ev.PrevKv == nil {
+				continue
+			}
+			obj, err := c.cfg.Codec.Decode(ev.PrevKv.Value, ev.Kv.ModRevision, c.cfg.New)
+			if err != nil {
+				c.cfg.Log.Error("skipping undecodable object", "key", key, "err", err)
+				continue
+			}
+			e.Object = obj
+		default:
+			obj, err := c.cfg.Codec.Decode(ev.Kv.Value, ev.Kv.ModRevision, c.cfg.New)
+			if err != nil {
+				c.cfg.Log.Error("skipping undecodable object", "key", key, "err", err)
+				continue
+			}
+			e.Object = obj
+			e.Type = watch.Added
+			if !ev.IsCreate() {
+				e.Type = watch.Modified
+			}
+		}
+		decoded = append(decoded, e)
+		keys = append(keys, key)
+	}
+	cacheEvents.WithLabelValues(c.cfg.Name).Add(float64(len(decoded)))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := range decoded {
+		e := &decoded[i]
+		key := keys[i]
+		if prev, ok := c.items.Get(&entry{key: key}); ok {
+			e.Prev = prev.obj
+		}
+		if e.Type == watch.Deleted {
+			c.items.Delete(&entry{key: key})
+		} else {
+			c.items.ReplaceOrInsert(&entry{key: key, obj: e.Object})
+		}
+		if e.Type == watch.Modified && e.Prev == nil {
+			e.Type = watch.Added
+		}
+		c.record(*e)
+		c.rev = e.Rev
+		for w := range c.watchers {
+			w.offer(c, *e)
+		}
+	}
+	c.advanceLocked()
+}
+
+func (c *Cache) record(e Event) {
+	if c.ringLen == len(c.ring) {
+		// Overwriting the oldest event: resuming before it is no longer
+		// possible.
+		c.oldest = c.ring[c.ringPos].Rev
+	} else {
+		c.ringLen++
+	}
+	c.ring[c.ringPos] = e
+	c.ringPos = (c.ringPos + 1) % len(c.ring)
+}
+
+func (c *Cache) advanceLocked() {
+	close(c.fresh)
+	c.fresh = make(chan struct{})
+}
+
+// Revision returns the revision the cache has caught up to.
+func (c *Cache) Revision() int64 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.rev
+}
+
+// WaitFresh blocks until the cache has seen revision rev, asking etcd for
+// a progress notification so that an idle resource catches up at once. It
+// gives up with ErrNotFresh after timeout.
+func (c *Cache) WaitFresh(ctx context.Context, rev int64, timeout time.Duration) error {
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	asked := false
+	for {
+		c.mu.RLock()
+		cur, fresh, wctx := c.rev, c.fresh, c.watchCtx
+		c.mu.RUnlock()
+		if cur >= rev {
+			return nil
+		}
+		if !asked && wctx != nil {
+			asked = true
+			if err := c.cfg.Client.RequestProgress(wctx); err != nil {
+				c.cfg.Log.Debug("request progress failed", "resource", c.cfg.Name, "err", err)
+			}
+		}
+		select {
+		case <-fresh:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-deadline.C:
+			return ErrNotFresh
+		}
+	}
+}
+
+// List returns the objects that match, in key order, and the revision they
+// were read at. A non-empty namespace narrows the range to its keys.
+func (c *Cache) List(namespace string, match func(runtime.Object) bool) ([]runtime.Object, int64) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	var out []runtime.Object
+	visit := func(e *entry) bool {
+		if match == nil || match(e.obj) {
+			out = append(out, e.obj)
+		}
+		return true
+	}
+	c.ascend(namespace, visit)
+	return out, c.rev
+}
+
+// Get returns the cached object at key.
+func (c *Cache) Get(key string) (runtime.Object, int64, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	e, ok := c.items.Get(&entry{key: key})
+	if !ok {
+		return nil, c.rev, false
+	}
+	return e.obj, c.rev, true
+}
+
+// ascend visits the cached objects of a namespace (all, when empty) in key
+// order. Keys of namespaced resources are PREFIX<namespace>/<name>.
+func (c *Cache) ascend(namespace string, visit func(*entry) bool) {
+	if namespace == "" {
+		c.items.Ascend(visit)
+		return
+	}
+	p := c.cfg.Prefix + namespace + "/"
+	c.items.AscendRange(&entry{key: p}, &entry{key: clientv3.GetPrefixRangeEnd(p)}, visit)
+}

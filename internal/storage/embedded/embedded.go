@@ -1,0 +1,103 @@
+// Package embedded runs an etcd member inside the Orca server process, so
+// that one binary and one data directory make a whole control plane.
+package embedded
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/server/v3/embed"
+	"go.etcd.io/etcd/server/v3/etcdserver/api/v3client"
+)
+
+// Config says where the member keeps its data and listens.
+type Config struct {
+	// Dir holds the member's data (created if missing).
+	Dir string
+	// Name of the member; "default" if empty.
+	Name string
+	// ClientURL and PeerURL are where the member listens for etcd clients
+	// (etcdctl, other tools) and for peers.
+	ClientURL, PeerURL string
+	// LogLevel of etcd's own logger ("error" keeps start-up quiet).
+	LogLevel string
+}
+
+// Server is a running embedded member.
+type Server struct {
+	etcd   *embed.Etcd
+	client *clientv3.Client
+}
+
+// Start starts the member and waits until it serves requests.
+func Start(ctx context.Context, cfg Config) (*Server, error) {
+	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("create etcd data dir: %w", err)
+	}
+	ec := embed.NewConfig()
+	ec.Dir = cfg.Dir
+	ec.WalDir = filepath.Join(cfg.Dir, "wal")
+	if cfg.Name != "" {
+		ec.Name = cfg.Name
+	}
+	ec.LogLevel = cfg.LogLevel
+	if ec.LogLevel == "" {
+		ec.LogLevel = "error"
+	}
+	for _, u := range []struct {
+		raw    string
+		listen *[]url.URL
+		adv    *[]url.URL
+	}{
+		{cfg.ClientURL, &ec.ListenClientUrls, &ec.AdvertiseClientUrls},
+		{cfg.PeerURL, &ec.ListenPeerUrls, &ec.AdvertisePeerUrls},
+	} {
+		if u.raw == "" {
+			continue
+		}
+		parsed, err := url.Parse(u.raw)
+		if err != nil {
+			return nil, fmt.Errorf("etcd url %q: %w", u.raw, err)
+		}
+		*u.listen = []url.URL{*parsed}
+		*u.adv = []url.URL{*parsed}
+	}
+	ec.InitialCluster = ec.InitialClusterFromName(ec.Name)
+	// The API server compacts history itself; etcd's own periodic
+	// compaction would race it.
+	ec.AutoCompactionRetention = "0"
+	e, err := embed.StartEtcd(ec)
+	if err != nil {
+		return nil, fmt.Errorf("start embedded etcd: %w", err)
+	}
+	select {
+	case <-e.Server.ReadyNotify():
+	case err := <-e.Err():
+		e.Close()
+		return nil, fmt.Errorf("embedded etcd failed: %w", err)
+	case <-time.After(60 * time.Second):
+		e.Close()
+		return nil, fmt.Errorf("embedded etcd not ready after 60s")
+	case <-ctx.Done():
+		e.Close()
+		return nil, ctx.Err()
+	}
+	return &Server{etcd: e, client: v3client.New(e.Server)}, nil
+}
+
+// Client returns an in-process client that skips the network.
+func (s *Server) Client() *clientv3.Client { return s.client }
+
+// Err reports a fatal member error.
+func (s *Server) Err() <-chan error { return s.etcd.Err() }
+
+// Close stops the member.
+func (s *Server) Close() {
+	s.client.Close()
+	s.etcd.Close()
+}
