@@ -14,6 +14,7 @@ var Clusterrolebindings = &registry.Resource{
 	Namespaced:     false,
 	New:            func() runtime.Object { return &rbacv1.ClusterRoleBinding{} },
 	NewList:        func() runtime.Object { return &rbacv1.ClusterRoleBindingList{} },
+	ValidateName:   ValidateRBACName,
 	Default:        registry.Typed(defaultClusterRoleBinding),
 	Validate:       registry.TypedValidate(validateClusterRoleBinding),
 	ValidateUpdate: registry.TypedValidateUpdate(validateClusterRoleBindingUpdate),
@@ -21,10 +22,18 @@ var Clusterrolebindings = &registry.Resource{
 	Fields:         clusterrolebindingFields,
 }
 
-func defaultClusterRoleBinding(obj *rbacv1.ClusterRoleBinding) {}
+func defaultClusterRoleBinding(obj *rbacv1.ClusterRoleBinding) {
+	defaultRoleRef(&obj.RoleRef)
+	defaultSubjects(obj.Subjects)
+}
 
-func validateClusterRoleBinding(obj *rbacv1.ClusterRoleBinding) field.ErrorList { return nil }
+// A cluster-wide binding has no namespace to find a Role in.
+func validateClusterRoleBinding(obj *rbacv1.ClusterRoleBinding) field.ErrorList {
+	allErrs := validateRoleRef(obj.RoleRef, []string{"ClusterRole"})
+	allErrs = append(allErrs, validateSubjects(obj.Subjects, false)...)
+	return allErrs
+}
 
 func validateClusterRoleBindingUpdate(obj, old *rbacv1.ClusterRoleBinding) field.ErrorList {
-	return nil
+	return validateRoleRefUpdate(obj.RoleRef, old.RoleRef)
 }

@@ -14,6 +14,7 @@ var Roles = &registry.Resource{
 	Namespaced:     true,
 	New:            func() runtime.Object { return &rbacv1.Role{} },
 	NewList:        func() runtime.Object { return &rbacv1.RoleList{} },
+	ValidateName:   ValidateRBACName,
 	Default:        registry.Typed(defaultRole),
 	Validate:       registry.TypedValidate(validateRole),
 	ValidateUpdate: registry.TypedValidateUpdate(validateRoleUpdate),
@@ -21,8 +22,12 @@ var Roles = &registry.Resource{
 	Fields:         roleFields,
 }
 
+// Upstream defines no defaults for Roles.
 func defaultRole(obj *rbacv1.Role) {}
 
-func validateRole(obj *rbacv1.Role) field.ErrorList { return nil }
+func validateRole(obj *rbacv1.Role) field.ErrorList {
+	return validatePolicyRules(obj.Rules, true)
+}
 
+// Rules may be rewritten freely; Validate re-checks them.
 func validateRoleUpdate(obj, old *rbacv1.Role) field.ErrorList { return nil }

@@ -14,6 +14,7 @@ var Rolebindings = &registry.Resource{
 	Namespaced:     true,
 	New:            func() runtime.Object { return &rbacv1.RoleBinding{} },
 	NewList:        func() runtime.Object { return &rbacv1.RoleBindingList{} },
+	ValidateName:   ValidateRBACName,
 	Default:        registry.Typed(defaultRoleBinding),
 	Validate:       registry.TypedValidate(validateRoleBinding),
 	ValidateUpdate: registry.TypedValidateUpdate(validateRoleBindingUpdate),
@@ -21,8 +22,19 @@ var Rolebindings = &registry.Resource{
 	Fields:         rolebindingFields,
 }
 
-func defaultRoleBinding(obj *rbacv1.RoleBinding) {}
+func defaultRoleBinding(obj *rbacv1.RoleBinding) {
+	defaultRoleRef(&obj.RoleRef)
+	defaultSubjects(obj.Subjects)
+}
 
-func validateRoleBinding(obj *rbacv1.RoleBinding) field.ErrorList { return nil }
+// A RoleBinding may grant a namespaced Role or, within its namespace, the
+// rules of a ClusterRole.
+func validateRoleBinding(obj *rbacv1.RoleBinding) field.ErrorList {
+	allErrs := validateRoleRef(obj.RoleRef, []string{"Role", "ClusterRole"})
+	allErrs = append(allErrs, validateSubjects(obj.Subjects, true)...)
+	return allErrs
+}
 
-func validateRoleBindingUpdate(obj, old *rbacv1.RoleBinding) field.ErrorList { return nil }
+func validateRoleBindingUpdate(obj, old *rbacv1.RoleBinding) field.ErrorList {
+	return validateRoleRefUpdate(obj.RoleRef, old.RoleRef)
+}
