@@ -2,11 +2,10 @@ package main
 
 import (
 	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
-	"k8s.io/component-base/cli"
-	kubectlcmd "k8s.io/kubectl/pkg/cmd"
+
+	"github.com/orca-project/orca/internal/kubectl"
 )
 
 func newKubectlCommand() *cobra.Command {
@@ -21,25 +20,12 @@ func newKubectlCommand() *cobra.Command {
 	}
 }
 
-// runKubectl runs the real kubectl with args. Without KUBECONFIG and
-// without ~/.kube/config it uses the admin kubeconfig that `orca server`
-// writes into its data directory.
+// runKubectl runs kubectl; the data directory is ORCA_DATA_DIR or the
+// server's default, whose kubeconfig is used when KUBECONFIG is unset.
 func runKubectl(args []string) int {
-	if os.Getenv("KUBECONFIG") == "" {
-		dir := os.Getenv("ORCA_DATA_DIR")
-		if dir == "" {
-			dir = defaultDataDir()
-		}
-		if kc := filepath.Join(dir, "kubeconfig"); fileExists(kc) {
-			os.Setenv("KUBECONFIG", kc)
-		}
+	dir := os.Getenv("ORCA_DATA_DIR")
+	if dir == "" {
+		dir = defaultDataDir()
 	}
-	os.Args = append([]string{"kubectl"}, args...)
-	cmd := kubectlcmd.NewDefaultKubectlCommand()
-	return cli.Run(cmd)
-}
-
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
+	return kubectl.Run(args, dir)
 }

@@ -127,18 +127,22 @@ var ageColumn = metav1.TableColumnDefinition{
 }
 
 func (s *Server) columns(res *resource) []metav1.TableColumnDefinition {
-	cols := []metav1.TableColumnDefinition{nameColumn}
 	if res.Table == nil {
-		return append(cols, ageColumn)
+		return []metav1.TableColumnDefinition{nameColumn, ageColumn}
 	}
-	return append(cols, res.Table.Columns...)
+	if res.Table.OwnName {
+		return res.Table.Columns
+	}
+	return append([]metav1.TableColumnDefinition{nameColumn}, res.Table.Columns...)
 }
 
 func (s *Server) cells(res *resource, obj runtime.Object, now time.Time) []any {
 	acc, _ := meta.Accessor(obj)
-	cells := []any{acc.GetName()}
 	if res.Table == nil {
-		return append(cells, age(acc.GetCreationTimestamp(), now))
+		return []any{acc.GetName(), age(acc.GetCreationTimestamp(), now)}
 	}
-	return append(cells, res.Table.Row(obj, now)...)
+	if res.Table.OwnName {
+		return res.Table.Row(obj, now)
+	}
+	return append([]any{acc.GetName()}, res.Table.Row(obj, now)...)
 }

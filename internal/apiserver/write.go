@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"mime"
 	"net/http"
+	sigsyaml "sigs.k8s.io/yaml"
 	"time"
 
 	"github.com/google/uuid"
@@ -310,13 +312,8 @@ func (s *Server) deleteOptions(r *http.Request) (*metav1.DeleteOptions, error) {
 		return nil, err
 	}
 	if len(body) > 0 {
-		dec, ok := s.codecs.decoderFor(r.Header.Get("Content-Type"), false)
-		if !ok {
-			return nil, errUnsupportedMediaType(r.Header.Get("Content-Type"))
-		}
-		gvk := metav1.SchemeGroupVersion.WithKind("DeleteOptions")
-		if _, _, err := dec.Decode(body, &gvk, opts); err != nil {
-			return nil, apierrors.NewBadRequest(decodeErrorMessage(err))
+		if err := decodeDeleteOptions(body, r.Header.Get("Content-Type"), opts); err != nil {
+			return nil, err
 		}
 	}
 	q := r.URL.Query()
@@ -495,4 +492,31 @@ func (s *Server) handleDeleteCollection(w http.ResponseWriter, r *http.Request, 
 		}
 	}
 	s.writeObject(w, r, http.StatusOK, &metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusSuccess})
+}
+
+// decodeDeleteOptions reads a DeleteOptions body. Clients label it with
+// whatever group version they were talking to (meta.k8s.io/v1, v1,
+// apps/v1...), so the kind is not checked.
+func decodeDeleteOptions(body []byte, contentType string, opts *metav1.DeleteOptions) error {
+	t, _, _ := mime.ParseMediaType(contentType)
+	switch t {
+	case mediaProtobuf:
+		unk := &runtime.Unknown{}
+		if len(body) < 4 || string(body[:4]) != "k8s\x00" {
+			return apierrors.NewBadRequest("DeleteOptions: not a Kubernetes protobuf message")
+		}
+		if err := unk.Unmarshal(body[4:]); err != nil {
+			return apierrors.NewBadRequest(fmt.Sprintf("DeleteOptions: %v", err))
+		}
+		if err := opts.Unmarshal(unk.Raw); err != nil {
+			return apierrors.NewBadRequest(fmt.Sprintf("DeleteOptions: %v", err))
+		}
+	case "", mediaJSON, mediaYAML:
+		if err := sigsyaml.Unmarshal(body, opts); err != nil {
+			return apierrors.NewBadRequest(fmt.Sprintf("DeleteOptions: %v", err))
+		}
+	default:
+		return errUnsupportedMediaType(contentType)
+	}
+	return nil
 }

@@ -107,12 +107,15 @@ type Scale struct {
 
 // Table describes how objects of a resource print as rows.
 type Table struct {
-	// Columns after NAME, which the server always puts first. Columns with
+	// Columns after NAME, which the server puts first. Columns with
 	// Priority 1 are shown only by `-o wide`.
 	Columns []metav1.TableColumnDefinition
 	// Row returns the cells for Columns (without the name), for an object
 	// observed at now.
 	Row func(obj runtime.Object, now time.Time) []any
+	// OwnName means Columns place the name themselves, so the server adds
+	// no leading NAME column (upstream's events print it last).
+	OwnName bool
 }
 
 // Typed adapts a hook written for one concrete type to the generic form.

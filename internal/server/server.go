@@ -50,7 +50,7 @@ type Options struct {
 
 	// EtcdEndpoints selects an external etcd cluster instead of the
 	// embedded member; the TLS files authenticate to it.
-	EtcdEndpoints                        []string
+	EtcdEndpoints                         []string
 	EtcdCAFile, EtcdCertFile, EtcdKeyFile string
 	// EtcdClientURL and EtcdPeerURL are the embedded member's listeners;
 	// empty leaves them off (the server uses an in-process client).
@@ -150,6 +150,11 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 		closeEtcd = e.Close
 	}
 
+	extra, err := extraHandlers()
+	if err != nil {
+		closeEtcd()
+		return nil, err
+	}
 	reg := prometheus.NewRegistry()
 	roots := x509.NewCertPool()
 	roots.AddCert(ca.Cert)
@@ -160,7 +165,7 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 		Log:             opts.Log,
 		Metrics:         reg,
 		Authenticator:   apiserver.ClientCertAuthenticator{Roots: roots},
-		Extra:           extraHandlers(opts.Log),
+		Extra:           extra,
 		CompactInterval: opts.CompactInterval,
 	})
 	if err != nil {

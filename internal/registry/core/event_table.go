@@ -13,6 +13,7 @@ import (
 // eventTable prints events as upstream's `kubectl get` does.
 var eventTable = &registry.Table{
 	Columns: printers.EventColumns(),
+	OwnName: true,
 	Row: registry.TypedRow(func(e *corev1.Event, now time.Time) []any {
 		return printers.EventRow(printers.Event{
 			Name:                e.Name,

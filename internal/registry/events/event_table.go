@@ -17,6 +17,7 @@ import (
 // same field mapping as upstream's conversion to the internal type.
 var eventTable = &registry.Table{
 	Columns: printers.EventColumns(),
+	OwnName: true,
 	Row: registry.TypedRow(func(e *eventsv1.Event, now time.Time) []any {
 		var series *corev1.EventSeries
 		if e.Series != nil {

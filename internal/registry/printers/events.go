@@ -14,9 +14,7 @@ import (
 // groups print with these columns and core/v1's field docs.
 //
 // Upstream's event table has no leading NAME column: the name is the last,
-// wide column. This server always puts NAME first, so the trailing Name
-// column duplicates it; it is kept so the wide view lists what upstream's
-// does, in upstream's order.
+// wide column, so event tables set registry.Table.OwnName.
 func EventColumns() []metav1.TableColumnDefinition {
 	ev := corev1.Event{}.SwaggerDoc()
 	ref := corev1.ObjectReference{}.SwaggerDoc()

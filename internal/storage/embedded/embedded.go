@@ -22,7 +22,8 @@ type Config struct {
 	// Name of the member; "default" if empty.
 	Name string
 	// ClientURL and PeerURL are where the member listens for etcd clients
-	// (etcdctl, other tools) and for peers.
+	// (etcdctl, other tools) and for peers. Empty means a unix socket in
+	// Dir, so that several servers on one machine never collide on ports.
 	ClientURL, PeerURL string
 	// LogLevel of etcd's own logger ("error" keeps start-up quiet).
 	LogLevel string
@@ -49,6 +50,12 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if ec.LogLevel == "" {
 		ec.LogLevel = "error"
 	}
+	if cfg.ClientURL == "" {
+		cfg.ClientURL = "unix://" + filepath.Join(cfg.Dir, "client.sock")
+	}
+	if cfg.PeerURL == "" {
+		cfg.PeerURL = "unix://" + filepath.Join(cfg.Dir, "peer.sock")
+	}
 	for _, u := range []struct {
 		raw    string
 		listen *[]url.URL
@@ -57,9 +64,6 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		{cfg.ClientURL, &ec.ListenClientUrls, &ec.AdvertiseClientUrls},
 		{cfg.PeerURL, &ec.ListenPeerUrls, &ec.AdvertisePeerUrls},
 	} {
-		if u.raw == "" {
-			continue
-		}
 		parsed, err := url.Parse(u.raw)
 		if err != nil {
 			return nil, fmt.Errorf("etcd url %q: %w", u.raw, err)

@@ -1,0 +1,50 @@
+# Orca's build, test and benchmark entry points. `make up` brings up a
+# single-node cluster; `make test` runs the whole test suite (what CI runs).
+
+GO        ?= go
+BIN       ?= bin/orca
+# kubectl reads its own version from client-go and component-base; the
+# flags set it (and Orca's own version) at link time.
+LDFLAGS   ?= $(shell hack/ldflags.sh)
+export LDFLAGS
+
+.PHONY: all build up down test test-unit test-integration fuzz bench vet clean
+
+all: build
+
+## build: compile bin/orca
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/orca
+
+## up: build, install what is missing, and start a single-node cluster
+up: build
+	hack/up.sh
+
+## down: stop the cluster started by `make up` (its data stays)
+down:
+	hack/down.sh
+
+## test: the whole test suite, as CI runs it
+test:
+	hack/test.sh
+
+## test-unit: fast tests only
+test-unit:
+	$(GO) test -short -ldflags "$(LDFLAGS)" ./internal/... ./cmd/...
+
+## fuzz: fuzz the API server's create and patch paths for FUZZTIME (30s)
+fuzz:
+	$(GO) test -ldflags "$(LDFLAGS)" -run '^$$' -fuzz FuzzCreate -fuzztime $${FUZZTIME:-30s} ./internal/apiserver/fuzz/
+	$(GO) test -ldflags "$(LDFLAGS)" -run '^$$' -fuzz FuzzPatch -fuzztime $${FUZZTIME:-30s} ./internal/apiserver/fuzz/
+
+## bench: run the benchmarks and print comparable figures
+bench:
+	$(GO) run -ldflags "$(LDFLAGS)" ./bench/apiserver
+
+vet:
+	$(GO) vet ./...
+
+clean:
+	rm -rf bin
+
+include hack/openapi.mk

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs what Orca's build and tests need and a fresh machine may lack.
+# Idempotent: it installs nothing that is already there.
+set -euo pipefail
+
+need=()
+command -v git >/dev/null || need+=(git)
+command -v make >/dev/null || need+=(make)
+command -v gcc >/dev/null || need+=(gcc)
+
+if ((${#need[@]})); then
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "missing: ${need[*]} (run as root to install them)" >&2
+		exit 1
+	fi
+	echo "installing: ${need[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+if ! command -v go >/dev/null && [ -x /usr/local/go/bin/go ]; then
+	export PATH=$PATH:/usr/local/go/bin
+fi
+command -v go >/dev/null || { echo "Go is required (https://go.dev/dl/)" >&2; exit 1; }
