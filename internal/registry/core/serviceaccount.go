@@ -8,7 +8,9 @@ import (
 	"github.com/orca-project/orca/internal/registry"
 )
 
-// Serviceaccounts is the serviceaccounts resource.
+// Serviceaccounts is the serviceaccounts resource. Upstream checks nothing
+// of a service account beyond its metadata, which the server validates, so
+// its hooks have nothing to do.
 var Serviceaccounts = &registry.Resource{
 	Group: "", Version: "v1", Name: "serviceaccounts", Singular: "serviceaccount", Kind: "ServiceAccount",
 	Namespaced:     true,
