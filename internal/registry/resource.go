@@ -47,11 +47,12 @@ type Resource struct {
 
 	// Default fills in defaulted fields, in place, before validation.
 	Default func(obj runtime.Object)
-	// PrepareForCreate clears what a client may not set on create (status
-	// of most kinds, for example). It runs before Default.
+	// PrepareForCreate sets what the server decides on create (a pod's
+	// initial phase, for example). It runs after Default; the server has
+	// already cleared .status for kinds with a status subresource.
 	PrepareForCreate func(obj runtime.Object)
 	// PrepareForUpdate carries over from old what a client may not change.
-	// It runs before Default.
+	// It runs after Default.
 	PrepareForUpdate func(obj, old runtime.Object)
 	// ValidateName checks metadata.name (prefix is true when checking a
 	// generateName). Nil means a DNS subdomain (RFC 1123), the rule most
