@@ -35,6 +35,7 @@ var (
 	concurrency = flag.Int("concurrency", 16, "concurrent clients")
 	watchers    = flag.Int("watchers", 1000, "concurrent watchers in the watch-delivery phase")
 	objects     = flag.Int("objects", 10000, "ConfigMaps stored before the memory reading")
+	cpuProfile  = flag.String("cpuprofile", "", "write the server's CPU profile during the ConfigMap create phase to this file")
 )
 
 func main() {
@@ -222,6 +223,7 @@ func run() error {
 		return err
 	})
 	fmt.Println(rawPut)
+	profDone := profileServer(ctx, c, d)
 	create := hammer("API create ConfigMap", n, d, func(w, i int) error {
 		_, err := cs[w].CoreV1().ConfigMaps("bench").Create(ctx, &corev1.ConfigMap{
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%d-%d", w, i), Labels: map[string]string{"bench": "yes"}},
@@ -230,6 +232,7 @@ func run() error {
 		return err
 	})
 	fmt.Println(create)
+	<-profDone
 	rawGet := hammer("raw etcd get", n, d, func(w, i int) error {
 		_, err := etcd.Get(ctx, fmt.Sprintf("/bench/raw/%d/%d", w, i%100))
 		return err
@@ -371,4 +374,27 @@ func watchDelivery(ctx context.Context, kubeconfig string) (result, error) {
 	r.throughput = float64(len(lat)) / r.elapsed.Seconds()
 	r.errors = int64(*watchers*events - len(lat))
 	return r, nil
+}
+
+// profileServer fetches the server's CPU profile over the next d when
+// -cpuprofile is set.
+func profileServer(ctx context.Context, c kubernetes.Interface, d time.Duration) <-chan struct{} {
+	done := make(chan struct{})
+	if *cpuProfile == "" {
+		close(done)
+		return done
+	}
+	go func() {
+		defer close(done)
+		secs := strconv.Itoa(int(d.Seconds()) - 1)
+		data, err := c.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").Param("seconds", secs).DoRaw(ctx)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "profile:", err)
+			return
+		}
+		if err := os.WriteFile(*cpuProfile, data, 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, "profile:", err)
+		}
+	}()
+	return done
 }

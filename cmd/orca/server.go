@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
+	"github.com/orca-project/orca/internal/memtrim"
 	"github.com/orca-project/orca/internal/server"
 )
 
@@ -27,6 +29,13 @@ func newServerCommand() *cobra.Command {
 			inst, err := server.Start(ctx, opts)
 			if err != nil {
 				return err
+			}
+			// Start-up is over: hand back what only start-up needed.
+			debug.FreeOSMemory()
+			if n, err := memtrim.ReleaseExecutablePages(); err != nil {
+				opts.Log.Warn("could not release start-up pages", "err", err)
+			} else {
+				opts.Log.Debug("released start-up pages of the executable", "mappedBytes", n)
 			}
 			if opts.DisableAgent {
 				fmt.Fprintln(opts.Out, "orca: running without a node agent (--disable-agent)")

@@ -164,7 +164,7 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 		Version:         version.Info(),
 		Log:             opts.Log,
 		Metrics:         reg,
-		Authenticator:   apiserver.ClientCertAuthenticator{Roots: roots},
+		Authenticator:   apiserver.ClientCertAuthenticator{},
 		Extra:           extra,
 		CompactInterval: opts.CompactInterval,
 	})
