@@ -95,12 +95,15 @@ func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request, res *resour
 		s.writeError(w, r, serr)
 		return
 	}
-	if errors.Is(err, cache.ErrTooOld) {
+	tooOld := func() {
 		// As upstream: the watch opens, then reports 410 Gone as an event
 		// so that the client relists.
 		st := apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", rv, res.cache.Revision())).Status()
 		st.Kind, st.APIVersion = "Status", "v1"
 		_ = stream.send(watch.Error, &st, false)
+	}
+	if errors.Is(err, cache.ErrTooOld) {
+		tooOld()
 		return
 	}
 	if err != nil {
@@ -122,6 +125,12 @@ func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request, res *resour
 			return
 		case ev, ok := <-watcher.Events():
 			if !ok {
+				return
+			}
+			if ev.Type == watch.Error {
+				if errors.Is(ev.Err, cache.ErrTooOld) {
+					tooOld()
+				}
 				return
 			}
 			if err := stream.sendEvent(ev, first); err != nil {

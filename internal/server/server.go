@@ -74,6 +74,8 @@ type Instance struct {
 	Kubeconfig string
 	// API is the API server itself (for in-process tests).
 	API *apiserver.Server
+	// Etcd is the control plane's etcd client.
+	Etcd *clientv3.Client
 
 	cancel context.CancelFunc
 	group  *errgroup.Group
@@ -216,7 +218,7 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 		_ = srv.Shutdown(sctx)
 		return gctx.Err()
 	})
-	inst := &Instance{URL: url, Kubeconfig: kubeconfig, API: api, cancel: cancel, group: g, close: closeEtcd}
+	inst := &Instance{URL: url, Kubeconfig: kubeconfig, API: api, Etcd: client, cancel: cancel, group: g, close: closeEtcd}
 
 	// Wait for readiness (caches synced, default namespaces created).
 	for !api.Ready() {

@@ -14,7 +14,7 @@ import (
 
 	"github.com/google/btree"
 	"github.com/prometheus/client_golang/prometheus"
-	"go.etcd.io/etcd/api/v3/mvccpb"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
@@ -56,6 +56,8 @@ type Event struct {
 	// InitialEventsEnd marks the bookmark that ends a watch's initial
 	// events (sendInitialEvents=true).
 	InitialEventsEnd bool
+	// Err is set on a watch.Error event, the last a watcher receives.
+	Err error
 }
 
 type entry struct {
@@ -126,15 +128,15 @@ func (c *Cache) Ready() <-chan struct{} { return c.ready }
 // relisting whenever the watch breaks beyond repair.
 func (c *Cache) Run(ctx context.Context) {
 	readyOnce := sync.Once{}
+	ready := func() { readyOnce.Do(func() { close(c.ready) }) }
 	for ctx.Err() == nil {
-		rev, err := c.relist(ctx)
+		rev, cur, err := c.relist(ctx)
 		if err != nil {
 			c.cfg.Log.Warn("watch cache list failed", "resource", c.cfg.Name, "err", err)
 			sleep(ctx, time.Second)
 			continue
 		}
-		readyOnce.Do(func() { close(c.ready) })
-		err = c.follow(ctx, rev)
+		err = c.follow(ctx, rev, cur, ready)
 		if ctx.Err() == nil {
 			c.cfg.Log.Warn("watch cache lost its etcd watch; relisting", "resource", c.cfg.Name, "err", err)
 			sleep(ctx, 100*time.Millisecond)
@@ -159,22 +161,54 @@ func sleep(ctx context.Context, d time.Duration) {
 // relist replaces the cache's contents with a fresh read of etcd. Watchers
 // cannot be told what changed in between, so they are closed and resume
 // from their last revision (or relist, if that is now too old).
-func (c *Cache) relist(ctx context.Context) (int64, error) {
+//
+// The read is taken up to History revisions in the past, when etcd still
+// has them, and follow replays the events since into the history: a
+// client may then resume a watch from a revision older than this relist,
+// such as the last one it saw before the API server restarted, instead of
+// relisting. It returns the revision read at and etcd's revision when the
+// relist began, which the cache has caught up with once it reaches it.
+func (c *Cache) relist(ctx context.Context) (int64, int64, error) {
+	head, err := c.cfg.Client.Get(ctx, c.cfg.Prefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil {
+		return 0, 0, fmt.Errorf("list %s: %w", c.cfg.Prefix, err)
+	}
+	cur := head.Header.Revision
+	// Each revision changes at most one key of the prefix, so the events
+	// of the replay fit in the history.
+	rev := max(cur-int64(len(c.ring)), 1)
+	items, err := c.listAt(ctx, rev)
+	if errors.Is(err, rpctypes.ErrCompacted) {
+		rev = cur
+		items, err = c.listAt(ctx, rev)
+	}
+	if err != nil {
+		return 0, 0, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.items = items
+	// The contents are those of rev now, which may be older than what the
+	// cache held: readers that need more wait for the replay (WaitFresh).
+	c.rev = rev
+	c.ringLen, c.ringPos = 0, 0
+	c.oldest = rev
+	for w := range c.watchers {
+		c.stopLocked(w)
+	}
+	c.advanceLocked()
+	return rev, cur, nil
+}
+
+// listAt reads the resource's objects at revision rev.
+func (c *Cache) listAt(ctx context.Context, rev int64) (*btree.BTreeG[*entry], error) {
 	items := btree.NewG(32, less)
-	var rev int64
 	start := c.cfg.Prefix
 	end := clientv3.GetPrefixRangeEnd(c.cfg.Prefix)
 	for {
-		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(1000)}
-		if rev > 0 {
-			opts = append(opts, clientv3.WithRev(rev))
-		}
-		resp, err := c.cfg.Client.Get(ctx, start, opts...)
+		resp, err := c.cfg.Client.Get(ctx, start, clientv3.WithRange(end), clientv3.WithLimit(1000), clientv3.WithRev(rev))
 		if err != nil {
-			return 0, fmt.Errorf("list %s: %w", c.cfg.Prefix, err)
-		}
-		if rev == 0 {
-			rev = resp.Header.Revision
+			return nil, fmt.Errorf("list %s at %d: %w", c.cfg.Prefix, rev, err)
 		}
 		for _, kv := range resp.Kvs {
 			obj, err := c.cfg.Codec.Decode(kv.Value, kv.ModRevision, c.cfg.New)
@@ -185,26 +219,15 @@ func (c *Cache) relist(ctx context.Context) (int64, error) {
 			items.ReplaceOrInsert(&entry{key: string(kv.Key), obj: obj})
 		}
 		if !resp.More || len(resp.Kvs) == 0 {
-			break
+			return items, nil
 		}
 		start = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.items = items
-	if rev > c.rev {
-		c.rev = rev
-	}
-	c.ringLen, c.ringPos = 0, 0
-	c.oldest = rev
-	for w := range c.watchers {
-		c.stopLocked(w)
-	}
-	c.advanceLocked()
-	return rev, nil
 }
 
-func (c *Cache) follow(ctx context.Context, rev int64) error {
+// follow applies etcd's events after rev until the watch breaks, calling
+// caughtUp once the cache has reached revision target.
+func (c *Cache) follow(ctx context.Context, rev, target int64, caughtUp func()) error {
 	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
 	defer cancel()
 	c.mu.Lock()
@@ -214,10 +237,27 @@ func (c *Cache) follow(ctx context.Context, rev int64) error {
 		clientv3.WithRev(rev+1), clientv3.WithProgressNotify(), clientv3.WithPrevKV())
 	bookmarks := time.NewTicker(5 * time.Second)
 	defer bookmarks.Stop()
+	// A prefix without events since rev has nothing to carry the cache to
+	// target but a progress notification, and etcd ignores progress
+	// requests while a watch is still replaying history: ask until done.
+	catchUp := time.NewTicker(50 * time.Millisecond)
+	defer catchUp.Stop()
+	checkCaughtUp := func() {
+		if caughtUp != nil && c.Revision() >= target {
+			caughtUp()
+			caughtUp = nil
+			catchUp.Stop()
+		}
+	}
+	checkCaughtUp()
 	for {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
+		case <-catchUp.C:
+			if err := c.cfg.Client.RequestProgress(wctx); err != nil {
+				c.cfg.Log.Debug("request progress failed", "resource", c.cfg.Name, "err", err)
+			}
 		case now := <-bookmarks.C:
 			c.sendBookmarks(now)
 		case resp, ok := <-wch:
@@ -234,9 +274,11 @@ func (c *Cache) follow(ctx context.Context, rev int64) error {
 					c.advanceLocked()
 				}
 				c.mu.Unlock()
+				checkCaughtUp()
 				continue
 			}
 			c.apply(resp.Events)
+			checkCaughtUp()
 		}
 	}
 }
@@ -246,35 +288,10 @@ func (c *Cache) apply(evs []*clientv3.Event) {
 	decoded := make([]Event, 0, len(evs))
 	keys := make([]string, 0, len(evs))
 	for _, ev := range evs {
-		key := string(ev.Kv.Key)
-		var e Event
-		e.Rev = ev.Kv.ModRevision
-		switch {
-		case ev.Type == mvccpb.DELETE:
-			e.Type = watch.Deleted
-			if ev.PrevKv == nil {
-				continue
-			}
-			obj, err := c.cfg.Codec.Decode(ev.PrevKv.Value, ev.Kv.ModRevision, c.cfg.New)
-			if err != nil {
-				c.cfg.Log.Error("skipping undecodable object", "key", key, "err", err)
-				continue
-			}
-			e.Object = obj
-		default:
-			obj, err := c.cfg.Codec.Decode(ev.Kv.Value, ev.Kv.ModRevision, c.cfg.New)
-			if err != nil {
-				c.cfg.Log.Error("skipping undecodable object", "key", key, "err", err)
-				continue
-			}
-			e.Object = obj
-			e.Type = watch.Added
-			if !ev.IsCreate() {
-				e.Type = watch.Modified
-			}
+		if e, ok := c.decodeEvent(ev, false); ok {
+			decoded = append(decoded, e)
+			keys = append(keys, string(ev.Kv.Key))
 		}
-		decoded = append(decoded, e)
-		keys = append(keys, key)
 	}
 	cacheEvents.WithLabelValues(c.cfg.Name).Add(float64(len(decoded)))
 	c.mu.Lock()

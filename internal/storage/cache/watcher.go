@@ -38,6 +38,8 @@ type Watcher struct {
 	lastBookmark time.Time
 	stopped      bool
 	name         string
+	// cancel stops a watcher served straight from etcd.
+	cancel func()
 }
 
 // Events delivers the watcher's events; it is closed when the watcher
@@ -50,12 +52,15 @@ func (c *Cache) Watch(opts WatchOptions) (*Watcher, error) {
 	if opts.Buffer <= 0 {
 		opts.Buffer = 1000
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	initial := opts.From == 0 || opts.SendInitialEvents
+	c.mu.Lock()
 	if !initial && opts.From < c.oldest {
-		return nil, ErrTooOld
+		// Older than the cache's history (typically a client resuming
+		// after a server restart): etcd may still have those events.
+		c.mu.Unlock()
+		return c.watchFromEtcd(opts)
 	}
+	defer c.mu.Unlock()
 	var replay []Event
 	if initial {
 		visit := func(e *entry) bool {
@@ -96,6 +101,10 @@ func (c *Cache) Watch(opts WatchOptions) (*Watcher, error) {
 
 // Stop ends a watcher; its channel is closed.
 func (c *Cache) Stop(w *Watcher) {
+	if w.cancel != nil {
+		w.cancel()
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.stopLocked(w)
