@@ -16,40 +16,77 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// ReleaseExecutablePages drops the resident read-only pages (code and
-// constants) of the running executable and returns how many bytes of
-// mappings it advised. Writable mappings are never touched: dropping those
-// would discard their contents.
+// mapping is one entry of /proc/self/smaps.
+type mapping struct {
+	start, end uintptr
+	perms      string
+	path       string
+	// anonymous counts pages that no longer match the file: a read-only
+	// mapping can still hold some, such as the dynamic linker's relocated
+	// pointers (RELRO). Dropping those would lose them.
+	anonymousKB int
+}
+
+// ReleaseExecutablePages drops the resident pages of the running
+// executable's read-only mappings that are pure copies of the file, and
+// returns how many bytes of mappings it advised.
 func ReleaseExecutablePages() (int64, error) {
 	exe, err := os.Readlink("/proc/self/exe")
 	if err != nil {
 		return 0, fmt.Errorf("find executable: %w", err)
 	}
-	f, err := os.Open("/proc/self/maps")
+	maps, err := readSmaps()
 	if err != nil {
-		return 0, fmt.Errorf("read mappings: %w", err)
+		return 0, err
 	}
-	defer f.Close()
 	var total int64
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		// 00400000-01531000 r--p 00000000 fe:00 9986081   /path/to/orca
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 6 || fields[5] != exe || strings.Contains(fields[1], "w") {
-			continue
-		}
-		start, end, ok := parseRange(fields[0])
-		if !ok {
+	for _, m := range maps {
+		if !releasable(m, exe) {
 			continue
 		}
 		// The raw system call takes the mapping's address as a number;
 		// building a Go slice over it would be a pointer Go never allocated.
-		if _, _, errno := unix.Syscall(unix.SYS_MADVISE, start, end-start, unix.MADV_DONTNEED); errno != 0 {
-			return total, fmt.Errorf("madvise %s: %w", fields[0], errno)
+		if _, _, errno := unix.Syscall(unix.SYS_MADVISE, m.start, m.end-m.start, unix.MADV_DONTNEED); errno != 0 {
+			return total, fmt.Errorf("madvise %x-%x: %w", m.start, m.end, errno)
 		}
-		total += int64(end - start)
+		total += int64(m.end - m.start)
 	}
-	return total, sc.Err()
+	return total, nil
+}
+
+// releasable reports whether dropping m's pages loses nothing.
+func releasable(m mapping, exe string) bool {
+	return m.path == exe && !strings.Contains(m.perms, "w") && strings.HasSuffix(m.perms, "p") && m.anonymousKB == 0
+}
+
+func readSmaps() ([]mapping, error) {
+	f, err := os.Open("/proc/self/smaps")
+	if err != nil {
+		return nil, fmt.Errorf("read mappings: %w", err)
+	}
+	defer f.Close()
+	var out []mapping
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) == 0 {
+			continue
+		}
+		if start, end, ok := parseRange(fields[0]); ok && len(fields) >= 5 {
+			m := mapping{start: start, end: end, perms: fields[1]}
+			if len(fields) >= 6 {
+				m.path = fields[5]
+			}
+			out = append(out, m)
+			continue
+		}
+		if fields[0] == "Anonymous:" && len(fields) >= 2 && len(out) > 0 {
+			kb, _ := strconv.Atoi(fields[1])
+			out[len(out)-1].anonymousKB = kb
+		}
+	}
+	return out, sc.Err()
 }
 
 func parseRange(s string) (uintptr, uintptr, bool) {

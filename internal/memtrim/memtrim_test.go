@@ -44,3 +44,23 @@ func TestReleaseExecutablePagesKeepsTheProcessWorking(t *testing.T) {
 		t.Fatal(got)
 	}
 }
+
+func TestReleasableSkipsModifiedAndWritableMappings(t *testing.T) {
+	exe := "/usr/bin/orca"
+	cases := []struct {
+		m    mapping
+		want bool
+	}{
+		{mapping{perms: "r-xp", path: exe}, true},
+		{mapping{perms: "r--p", path: exe}, true},
+		{mapping{perms: "r--p", path: exe, anonymousKB: 4}, false}, // relocated (RELRO)
+		{mapping{perms: "rw-p", path: exe}, false},
+		{mapping{perms: "r--s", path: exe}, false},
+		{mapping{perms: "r-xp", path: "/lib/libc.so.6"}, false},
+	}
+	for _, c := range cases {
+		if got := releasable(c.m, exe); got != c.want {
+			t.Errorf("%+v: got %v, want %v", c.m, got, c.want)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package cache
 import (
 	"context"
 	"errors"
+	"time"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
@@ -13,8 +14,9 @@ import (
 // watchFromEtcd serves a watch that starts before the cache's history
 // from an etcd watch of its own. Without it every client resuming after a
 // server restart would be told to relist (a relist storm), although etcd
-// still holds the events it missed. It fails with ErrTooOld only when etcd
-// has compacted them.
+// still holds the events it missed. When etcd has compacted them the
+// watcher's only event is a watch.Error carrying ErrTooOld (etcd reports
+// compaction after accepting the watch).
 func (c *Cache) watchFromEtcd(opts WatchOptions) (*Watcher, error) {
 	prefix := c.cfg.Prefix
 	if opts.Namespace != "" {
@@ -23,10 +25,16 @@ func (c *Cache) watchFromEtcd(opts WatchOptions) (*Watcher, error) {
 	ctx, cancel := context.WithCancel(clientv3.WithRequireLeader(context.Background()))
 	wch := c.cfg.Client.Watch(ctx, prefix, clientv3.WithPrefix(), clientv3.WithRev(opts.From+1),
 		clientv3.WithPrevKV(), clientv3.WithCreatedNotify())
-	first, ok := <-wch
+	var first clientv3.WatchResponse
+	var ok bool
+	select {
+	case first, ok = <-wch:
+	case <-time.After(10 * time.Second):
+		ok = false
+	}
 	if !ok {
 		cancel()
-		return nil, errors.New("etcd watch closed at once")
+		return nil, errors.New("etcd did not accept the watch")
 	}
 	if err := first.Err(); err != nil {
 		cancel()
