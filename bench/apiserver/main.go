@@ -207,7 +207,7 @@ func run() error {
 		return err
 	}
 	c := cs[0]
-	for _, ns := range []string{"bench", "watchbench", "pods"} {
+	for _, ns := range []string{"bench", "fill", "watchbench", "pods"} {
 		if _, err := c.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 			return err
 		}
@@ -218,6 +218,27 @@ func run() error {
 	d := *duration
 
 	fmt.Printf("Orca API server benchmark: %d clients, %s per phase, %d watchers\n\n", n, d, *watchers)
+
+	// Memory with a known number of objects, before the throughput phases
+	// add many more (and their garbage).
+	var fillWG sync.WaitGroup
+	per := (*objects + n - 1) / n
+	for w := 0; w < n; w++ {
+		fillWG.Add(1)
+		go func(w int) {
+			defer fillWG.Done()
+			for i := 0; i < per; i++ {
+				_, _ = cs[w].CoreV1().ConfigMaps("fill").Create(ctx, &corev1.ConfigMap{
+					ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("fill-%d-%d", w, i)},
+					Data:       map[string]string{"payload": payload},
+				}, metav1.CreateOptions{})
+			}
+		}(w)
+	}
+	fillWG.Wait()
+	time.Sleep(3 * time.Second)
+	filledRSS := srv.rssMB()
+
 	rawPut := hammer("raw etcd put", n, d, func(w, i int) error {
 		_, err := etcd.Put(ctx, fmt.Sprintf("/bench/raw/%d/%d", w, i), string(value))
 		return err
@@ -253,26 +274,6 @@ func run() error {
 	})
 	fmt.Println(podCreate)
 
-	// Fill up to the object count for the list and memory figures.
-	stored := create.ops
-	if stored < *objects {
-		fill := *objects - stored
-		var wg sync.WaitGroup
-		per := (fill + n - 1) / n
-		for w := 0; w < n; w++ {
-			wg.Add(1)
-			go func(w int) {
-				defer wg.Done()
-				for i := 0; i < per; i++ {
-					_, _ = cs[w].CoreV1().ConfigMaps("bench").Create(ctx, &corev1.ConfigMap{
-						ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("fill-%d-%d", w, i)},
-						Data:       map[string]string{"payload": payload},
-					}, metav1.CreateOptions{})
-				}
-			}(w)
-		}
-		wg.Wait()
-	}
 	list, err := c.CoreV1().ConfigMaps("bench").List(ctx, metav1.ListOptions{ResourceVersion: "0"})
 	if err != nil {
 		return err
@@ -302,7 +303,8 @@ func run() error {
 	fmt.Printf("API get / raw etcd get:      %.2f\n", get.throughput/rawGet.throughput)
 	fmt.Printf("watch delivery p99:          %.1f ms (target <= 100 ms, %d watchers)\n", ms(wr.p99), *watchers)
 	fmt.Printf("idle server RSS:             %.1f MB (target < 80 MB)\n", idleRSS)
-	fmt.Printf("server RSS with %d ConfigMaps + %d Pods: %.1f MB\n", count, podCreate.ops, fullRSS)
+	fmt.Printf("server RSS with %d ConfigMaps:   %.1f MB\n", per*n, filledRSS)
+	fmt.Printf("server RSS after all phases:  %.1f MB (%d ConfigMaps, %d Pods, after concurrent lists)\n", fullRSS, count+per*n, podCreate.ops)
 	return nil
 }
 
