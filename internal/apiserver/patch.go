@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"mime"
@@ -65,7 +66,7 @@ func applyPatch(pt types.PatchType, current, patch []byte, dataStruct runtime.Ob
 
 // patchOf returns an update function that applies a patch to whatever is
 // stored at the time, so a patch never loses a concurrent write.
-func (s *Server) patchOf(res *resource, pt types.PatchType, patch []byte, fv fieldValidation, warn *warnings, status bool) func(runtime.Object) (runtime.Object, error) {
+func (s *Server) patchOf(ctx context.Context, res *resource, pt types.PatchType, patch []byte, fv fieldValidation, warn *warnings, sub string, dryRun bool) func(runtime.Object) (runtime.Object, error) {
 	return func(cur runtime.Object) (runtime.Object, error) {
 		*warn = (*warn)[:0]
 		curJSON, err := json.Marshal(cur)
@@ -91,11 +92,11 @@ func (s *Server) patchOf(res *resource, pt types.PatchType, patch []byte, fv fie
 		if acc.GetName() != curAcc.GetName() {
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", acc.GetName(), curAcc.GetName()))
 		}
-		return s.prepareUpdate(res, next, cur, acc.GetResourceVersion(), status)
+		return s.prepareUpdate(ctx, res, next, cur, acc.GetResourceVersion(), sub, dryRun)
 	}
 }
 
-func (s *Server) handlePatch(w http.ResponseWriter, r *http.Request, res *resource, ri requestInfo, status bool) {
+func (s *Server) handlePatch(w http.ResponseWriter, r *http.Request, res *resource, ri requestInfo) {
 	pt, err := patchType(r)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -117,7 +118,7 @@ func (s *Server) handlePatch(w http.ResponseWriter, r *http.Request, res *resour
 		return
 	}
 	var warn warnings
-	out, err := s.update(r.Context(), res, ri.Namespace, ri.Name, dry, s.patchOf(res, pt, body, fv, &warn, status))
+	out, err := s.update(r.Context(), res, ri.Namespace, ri.Name, dry, s.patchOf(r.Context(), res, pt, body, fv, &warn, ri.Subresource, dry))
 	if err != nil {
 		s.writeError(w, r, err)
 		return

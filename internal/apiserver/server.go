@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
 
+	"github.com/orca-project/orca/internal/admission"
 	"github.com/orca-project/orca/internal/registry"
 	"github.com/orca-project/orca/internal/storage"
 	"github.com/orca-project/orca/internal/storage/cache"
@@ -34,6 +35,9 @@ type Config struct {
 	// Authenticator identifies the caller; nil lets every request through
 	// (tests of the handler alone).
 	Authenticator Authenticator
+	// Admission builds the admission chain once the server exists, so
+	// that plugins can read and write through it. Nil admits everything.
+	Admission func(admission.Objects) admission.Chain
 	// Extra mounts further handlers (OpenAPI) behind authentication.
 	Extra map[string]http.Handler
 	// MaxBodyBytes caps request bodies; 3 MiB as upstream when zero.
@@ -52,6 +56,7 @@ type Server struct {
 	ordered   []*resource
 	metrics   *metrics
 	handler   http.Handler
+	admission admission.Chain
 
 	readyMu sync.Mutex
 	ready   bool
@@ -105,6 +110,9 @@ func New(cfg Config) (*Server, error) {
 		{name: "ping", check: func(context.Context) error { return nil }},
 		{name: "etcd", check: s.checkEtcd},
 		{name: "informer-sync", readyOnly: true, check: s.checkCachesReady},
+	}
+	if cfg.Admission != nil {
+		s.admission = cfg.Admission(objects{s})
 	}
 	s.handler = s.buildHandler()
 	return s, nil
@@ -223,9 +231,9 @@ func (s *Server) serveMain(w http.ResponseWriter, r *http.Request, res *resource
 		}
 		s.handleCreate(w, r, res, ri)
 	case "update":
-		s.handleUpdate(w, r, res, ri, false)
+		s.handleUpdate(w, r, res, ri)
 	case "patch":
-		s.handlePatch(w, r, res, ri, false)
+		s.handlePatch(w, r, res, ri)
 	case "delete":
 		s.handleDelete(w, r, res, ri)
 	case "deletecollection":

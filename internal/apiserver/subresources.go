@@ -23,9 +23,9 @@ func (s *Server) serveStatus(w http.ResponseWriter, r *http.Request, res *resour
 	case "get":
 		s.handleGet(w, r, res, ri)
 	case "update":
-		s.handleUpdate(w, r, res, ri, true)
+		s.handleUpdate(w, r, res, ri)
 	case "patch":
-		s.handlePatch(w, r, res, ri, true)
+		s.handlePatch(w, r, res, ri)
 	default:
 		s.writeError(w, r, apierrors.NewMethodNotSupported(res.GroupResource(), ri.Verb))
 	}
@@ -113,7 +113,7 @@ func (s *Server) serveScale(w http.ResponseWriter, r *http.Request, res *resourc
 			}
 			next := cur.DeepCopyObject()
 			res.Scale.Set(next, sc.Spec.Replicas)
-			return s.prepareUpdate(res, next, cur, sc.ResourceVersion, false)
+			return s.prepareUpdate(ctx, res, next, cur, sc.ResourceVersion, "scale", dry)
 		})
 		if err != nil {
 			s.writeError(w, r, err)

@@ -21,6 +21,7 @@ import (
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/orca-project/orca/internal/admission"
 	"github.com/orca-project/orca/internal/storage"
 )
 
@@ -118,13 +119,20 @@ func (s *Server) create(ctx context.Context, res *resource, ns string, obj runti
 	if res.PrepareForCreate != nil {
 		res.PrepareForCreate(obj)
 	}
-	if errs := s.validate(res, obj); len(errs) > 0 {
-		return nil, apierrors.NewInvalid(res.GroupVersionKind().GroupKind(), acc.GetName(), errs)
-	}
 	if res.Namespaced {
 		if err := s.checkNamespace(ctx, ns); err != nil {
 			return nil, err
 		}
+	}
+	attrs := s.attributes(ctx, admission.Create, res, "", ns, acc.GetName(), obj, nil, dryRun)
+	if err := s.admission.Admit(ctx, attrs); err != nil {
+		return nil, err
+	}
+	if errs := s.validate(res, obj); len(errs) > 0 {
+		return nil, apierrors.NewInvalid(res.GroupVersionKind().GroupKind(), acc.GetName(), errs)
+	}
+	if err := s.admission.Validate(ctx, attrs); err != nil {
+		return nil, err
 	}
 	storage.SetKind(obj, res.GroupVersionKind())
 	if dryRun {
@@ -177,7 +185,7 @@ func (s *Server) validate(res *resource, obj runtime.Object) field.ErrorList {
 	return errs
 }
 
-func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request, res *resource, ri requestInfo, status bool) {
+func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request, res *resource, ri requestInfo) {
 	var warn warnings
 	obj, dry, err := s.readObject(r, res, &warn)
 	if err != nil {
@@ -199,7 +207,7 @@ func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request, res *resou
 	}
 	wanted := acc.GetResourceVersion()
 	out, err := s.update(r.Context(), res, ri.Namespace, ri.Name, dry, func(cur runtime.Object) (runtime.Object, error) {
-		return s.prepareUpdate(res, obj.DeepCopyObject(), cur, wanted, status)
+		return s.prepareUpdate(r.Context(), res, obj.DeepCopyObject(), cur, wanted, ri.Subresource, dry)
 	})
 	if err != nil {
 		s.writeError(w, r, err)
@@ -253,8 +261,10 @@ var errSkipDelete = errors.New("object changed; leave deletion to the next write
 
 // prepareUpdate turns a client's next version of an object into what is
 // stored: system metadata kept, status or spec carried over depending on
-// the endpoint, defaults, generation, validation.
-func (s *Server) prepareUpdate(res *resource, next, cur runtime.Object, wantedRV string, status bool) (runtime.Object, error) {
+// the endpoint (sub is the subresource written, "" for the object),
+// defaults, generation, admission, validation.
+func (s *Server) prepareUpdate(ctx context.Context, res *resource, next, cur runtime.Object, wantedRV, sub string, dryRun bool) (runtime.Object, error) {
+	status := sub == "status"
 	curAcc, _ := meta.Accessor(cur)
 	acc, err := meta.Accessor(next)
 	if err != nil {
@@ -292,6 +302,10 @@ func (s *Server) prepareUpdate(res *resource, next, cur runtime.Object, wantedRV
 			acc.SetGeneration(curAcc.GetGeneration() + 1)
 		}
 	}
+	attrs := s.attributes(ctx, admission.Update, res, sub, curAcc.GetNamespace(), curAcc.GetName(), next, cur, dryRun)
+	if err := s.admission.Admit(ctx, attrs); err != nil {
+		return nil, err
+	}
 	errs := apivalidation.ValidateObjectMetaAccessorUpdate(acc, curAcc, field.NewPath("metadata"))
 	errs = append(errs, s.validate(res, next)...)
 	if res.ValidateUpdate != nil {
@@ -299,6 +313,9 @@ func (s *Server) prepareUpdate(res *resource, next, cur runtime.Object, wantedRV
 	}
 	if len(errs) > 0 {
 		return nil, apierrors.NewInvalid(res.GroupVersionKind().GroupKind(), acc.GetName(), errs)
+	}
+	if err := s.admission.Validate(ctx, attrs); err != nil {
+		return nil, err
 	}
 	storage.SetKind(next, res.GroupVersionKind())
 	return next, nil
@@ -387,6 +404,9 @@ func (s *Server) delete(ctx context.Context, res *resource, ns, name string, opt
 		return nil, false, res.translateError(err, name)
 	}
 	if err := checkPre(cur); err != nil {
+		return nil, false, err
+	}
+	if err := s.admission.Validate(ctx, s.attributes(ctx, admission.Delete, res, "", ns, name, nil, cur, dry)); err != nil {
 		return nil, false, err
 	}
 	grace := gracePeriod(cur, opts)
