@@ -44,7 +44,7 @@ func applyPatch(pt types.PatchType, current, patch []byte, dataStruct runtime.Ob
 		if err != nil {
 			return nil, apierrors.NewBadRequest(err.Error())
 		}
-		out, err := p.Apply(current)
+		out, err := applyJSONPatch(p, current)
 		if err != nil {
 			return nil, apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", err.Error(), 0, false)
 		}
@@ -125,4 +125,16 @@ func (s *Server) handlePatch(w http.ResponseWriter, r *http.Request, res *resour
 	}
 	warn.write(w)
 	s.writeObject(w, r, http.StatusOK, out)
+}
+
+// applyJSONPatch applies a JSON patch, turning a panic of the patch
+// library on malformed operations (a replace of the root without a value,
+// found by fuzzing) into an error.
+func applyJSONPatch(p jsonpatch.Patch, doc []byte) (out []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = nil, fmt.Errorf("invalid JSON patch: %v", r)
+		}
+	}()
+	return p.Apply(doc)
 }
