@@ -238,7 +238,7 @@ func (s *Server) update(ctx context.Context, res *resource, ns, name string, dry
 		return nil, res.translateError(err, name)
 	}
 	acc, _ := meta.Accessor(out)
-	if acc.GetDeletionTimestamp() != nil && len(acc.GetFinalizers()) == 0 && (acc.GetDeletionGracePeriodSeconds() == nil || *acc.GetDeletionGracePeriodSeconds() == 0) {
+	if acc.GetDeletionTimestamp() != nil && !finalizersPending(out) && (acc.GetDeletionGracePeriodSeconds() == nil || *acc.GetDeletionGracePeriodSeconds() == 0) {
 		rv := acc.GetResourceVersion()
 		deleted, err := s.cfg.Store.Delete(ctx, key, res.typ(), res.New, func(cur runtime.Object) error {
 			c, _ := meta.Accessor(cur)
@@ -410,8 +410,7 @@ func (s *Server) delete(ctx context.Context, res *resource, ns, name string, opt
 		return nil, false, err
 	}
 	grace := gracePeriod(cur, opts)
-	curAcc, _ := meta.Accessor(cur)
-	if grace > 0 || len(curAcc.GetFinalizers()) > 0 {
+	if grace > 0 || finalizersPending(cur) {
 		if dry {
 			return cur, false, nil
 		}
@@ -420,13 +419,14 @@ func (s *Server) delete(ctx context.Context, res *resource, ns, name string, opt
 				return nil, err
 			}
 			markDeleting(obj, gracePeriod(obj, opts))
+			markTerminating(obj)
 			return obj, nil
 		})
 		if err != nil {
 			return nil, false, res.translateError(err, name)
 		}
 		acc, _ := meta.Accessor(out)
-		if len(acc.GetFinalizers()) > 0 || (acc.GetDeletionGracePeriodSeconds() != nil && *acc.GetDeletionGracePeriodSeconds() > 0) {
+		if finalizersPending(out) || (acc.GetDeletionGracePeriodSeconds() != nil && *acc.GetDeletionGracePeriodSeconds() > 0) {
 			return out, false, nil
 		}
 	}
@@ -437,8 +437,7 @@ func (s *Server) delete(ctx context.Context, res *resource, ns, name string, opt
 		if err := checkPre(obj); err != nil {
 			return err
 		}
-		acc, _ := meta.Accessor(obj)
-		if len(acc.GetFinalizers()) > 0 {
+		if finalizersPending(obj) {
 			return apierrors.NewConflict(res.GroupResource(), name, errors.New("finalizers were added concurrently; retry"))
 		}
 		return nil
