@@ -1,0 +1,285 @@
+// Package podtopologyspread enforces spec.topologySpreadConstraints:
+// DoNotSchedule constraints filter nodes whose domain would exceed
+// maxSkew, ScheduleAnyway constraints score emptier domains higher.
+package podtopologyspread
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	v1helper "k8s.io/component-helpers/scheduling/corev1"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+	"k8s.io/klog/v2"
+
+	"github.com/orca-project/orca/internal/scheduler/framework"
+)
+
+// Name is the plugin's name.
+const Name = "PodTopologySpread"
+
+// Upstream's reasons.
+const (
+	ErrReasonConstraintsNotMatch = "node(s) didn't match pod topology spread constraints"
+	ErrReasonNodeLabelNotMatch   = ErrReasonConstraintsNotMatch + " (missing required label)"
+)
+
+const (
+	filterKey = Name + "/filter"
+	scoreKey  = Name + "/score"
+)
+
+var errNoState = errors.New("podtopologyspread: no prefilter state")
+
+// Plugin is the filter and the score.
+type Plugin struct{}
+
+var (
+	_ framework.PreFilterPlugin      = (*Plugin)(nil)
+	_ framework.FilterPlugin         = (*Plugin)(nil)
+	_ framework.PreScorePlugin       = (*Plugin)(nil)
+	_ framework.ScorePlugin          = (*Plugin)(nil)
+	_ framework.NormalizeScorePlugin = (*Plugin)(nil)
+)
+
+// Name implements framework.Plugin.
+func (*Plugin) Name() string { return Name }
+
+type constraint struct {
+	maxSkew      int32
+	key          string
+	minDomains   int32
+	selector     labels.Selector
+	honorTaints  bool
+	ignoreAffine bool
+}
+
+type pair struct{ key, value string }
+
+type filterState struct {
+	constraints []constraint
+	counts      map[pair]int
+	// minMatch per constraint index; domains counts domains per key.
+	minMatch []int
+}
+
+func constraints(pod *v1.Pod, when v1.UnsatisfiableConstraintAction) ([]constraint, error) {
+	var out []constraint
+	for _, c := range pod.Spec.TopologySpreadConstraints {
+		if c.WhenUnsatisfiable != when {
+			continue
+		}
+		sel, err := metav1.LabelSelectorAsSelector(c.LabelSelector)
+		if err != nil {
+			return nil, fmt.Errorf("topology spread selector: %w", err)
+		}
+		for _, k := range c.MatchLabelKeys {
+			if v, ok := pod.Labels[k]; ok {
+				if r, err := labels.NewRequirement(k, "in", []string{v}); err == nil {
+					sel = sel.Add(*r)
+				}
+			}
+		}
+		cc := constraint{maxSkew: c.MaxSkew, key: c.TopologyKey, minDomains: 1, selector: sel}
+		if c.MinDomains != nil {
+			cc.minDomains = *c.MinDomains
+		}
+		cc.honorTaints = c.NodeTaintsPolicy != nil && *c.NodeTaintsPolicy == v1.NodeInclusionPolicyHonor
+		cc.ignoreAffine = c.NodeAffinityPolicy != nil && *c.NodeAffinityPolicy == v1.NodeInclusionPolicyIgnore
+		out = append(out, cc)
+	}
+	return out, nil
+}
+
+// eligible reports whether node counts as a domain for the constraints:
+// it has every key, matches the pod's node affinity (unless the policy
+// says Ignore) and, with nodeTaintsPolicy Honor, has no untolerated taint.
+func eligible(pod *v1.Pod, req nodeaffinity.RequiredNodeAffinity, cs []constraint, node *v1.Node) bool {
+	for _, c := range cs {
+		if _, ok := node.Labels[c.key]; !ok {
+			return false
+		}
+		if !c.ignoreAffine {
+			if ok, _ := req.Match(node); !ok {
+				return false
+			}
+		}
+		if c.honorTaints {
+			if _, bad := v1helper.FindMatchingUntoleratedTaint(klog.Background(), node.Spec.Taints, pod.Spec.Tolerations, func(t *v1.Taint) bool {
+				return t.Effect == v1.TaintEffectNoSchedule || t.Effect == v1.TaintEffectNoExecute
+			}, false); bad {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func countMatching(pod *v1.Pod, sel labels.Selector, node *framework.NodeInfo) int {
+	n := 0
+	for _, p := range node.Pods {
+		if p.Pod.Namespace == pod.Namespace && p.Pod.DeletionTimestamp == nil && sel.Matches(labels.Set(p.Pod.Labels)) {
+			n++
+		}
+	}
+	return n
+}
+
+// PreFilter counts matching pods per domain over the eligible nodes.
+func (*Plugin) PreFilter(_ context.Context, cs *framework.CycleState, pod *framework.PodInfo, snap *framework.Snapshot) *framework.Status {
+	cons, err := constraints(pod.Pod, v1.DoNotSchedule)
+	if err != nil {
+		return framework.AsStatus(err)
+	}
+	s := &filterState{constraints: cons, counts: map[pair]int{}}
+	if len(cons) > 0 {
+		req := nodeaffinity.GetRequiredNodeAffinity(pod.Pod)
+		for _, n := range snap.Nodes {
+			if !eligible(pod.Pod, req, cons, n.Node) {
+				continue
+			}
+			for _, c := range cons {
+				s.counts[pair{c.key, n.Node.Labels[c.key]}] += countMatching(pod.Pod, c.selector, n)
+			}
+		}
+		s.minMatch = make([]int, len(cons))
+		for i, c := range cons {
+			lo, domains := math.MaxInt, 0
+			for p, n := range s.counts {
+				if p.key == c.key {
+					domains++
+					lo = min(lo, n)
+				}
+			}
+			if domains < int(c.minDomains) || lo == math.MaxInt {
+				lo = 0
+			}
+			s.minMatch[i] = lo
+		}
+	}
+	cs.Write(filterKey, s)
+	return nil
+}
+
+// Filter implements framework.FilterPlugin: placing the pod on node must
+// not make its domain exceed the least-loaded domain by more than maxSkew.
+func (*Plugin) Filter(_ context.Context, cs *framework.CycleState, pod *framework.PodInfo, node *framework.NodeInfo) *framework.Status {
+	v, ok := cs.Read(filterKey)
+	if !ok {
+		return framework.AsStatus(errNoState)
+	}
+	s := v.(*filterState)
+	for i, c := range s.constraints {
+		val, ok := node.Node.Labels[c.key]
+		if !ok {
+			return framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrReasonNodeLabelNotMatch)
+		}
+		self := 0
+		if c.selector.Matches(labels.Set(pod.Pod.Labels)) {
+			self = 1
+		}
+		if skew := s.counts[pair{c.key, val}] + self - s.minMatch[i]; skew > int(c.maxSkew) {
+			return framework.NewStatus(framework.Unschedulable, ErrReasonConstraintsNotMatch)
+		}
+	}
+	return nil
+}
+
+type scoreState struct {
+	constraints []constraint
+	counts      map[pair]int
+	weights     []float64
+}
+
+// PreScore counts matching pods per domain for the soft constraints.
+func (*Plugin) PreScore(_ context.Context, cs *framework.CycleState, pod *framework.PodInfo, snap *framework.Snapshot, feasible []*framework.NodeInfo) *framework.Status {
+	cons, err := constraints(pod.Pod, v1.ScheduleAnyway)
+	if err != nil {
+		return framework.AsStatus(err)
+	}
+	s := &scoreState{constraints: cons, counts: map[pair]int{}}
+	if len(cons) > 0 {
+		// Domains are those of the feasible nodes; pods are counted on
+		// every eligible node of those domains.
+		domains := map[pair]bool{}
+		for _, n := range feasible {
+			for _, c := range cons {
+				if v, ok := n.Node.Labels[c.key]; ok {
+					domains[pair{c.key, v}] = true
+				}
+			}
+		}
+		req := nodeaffinity.GetRequiredNodeAffinity(pod.Pod)
+		for _, n := range snap.Nodes {
+			if !eligible(pod.Pod, req, cons, n.Node) {
+				continue
+			}
+			for _, c := range cons {
+				p := pair{c.key, n.Node.Labels[c.key]}
+				if domains[p] {
+					s.counts[p] += countMatching(pod.Pod, c.selector, n)
+				}
+			}
+		}
+		s.weights = make([]float64, len(cons))
+		for i, c := range cons {
+			d := 0
+			for p := range domains {
+				if p.key == c.key {
+					d++
+				}
+			}
+			// Upstream weighs a constraint by log(domains+2) so that
+			// spreading over many domains counts for more.
+			s.weights[i] = math.Log(float64(d + 2))
+		}
+	}
+	cs.Write(scoreKey, s)
+	return nil
+}
+
+// Score is the weighted number of matching pods in the node's domains
+// (lower is better; NormalizeScore reverses it).
+func (*Plugin) Score(_ context.Context, cs *framework.CycleState, _ *framework.PodInfo, node *framework.NodeInfo) (int64, *framework.Status) {
+	v, ok := cs.Read(scoreKey)
+	if !ok {
+		return 0, framework.AsStatus(errNoState)
+	}
+	s := v.(*scoreState)
+	var score float64
+	for i, c := range s.constraints {
+		if val, ok := node.Node.Labels[c.key]; ok {
+			score += float64(s.counts[pair{c.key, val}])*s.weights[i] + float64(c.maxSkew-1)
+		}
+	}
+	return int64(math.Round(score)), nil
+}
+
+// NormalizeScore maps the lowest count to MaxNodeScore.
+func (*Plugin) NormalizeScore(_ context.Context, cs *framework.CycleState, _ *framework.PodInfo, scores []framework.NodeScore) *framework.Status {
+	if v, ok := cs.Read(scoreKey); !ok || len(v.(*scoreState).constraints) == 0 {
+		for i := range scores {
+			scores[i].Score = 0
+		}
+		return nil
+	}
+	if len(scores) == 0 {
+		return nil
+	}
+	lo, hi := scores[0].Score, scores[0].Score
+	for _, s := range scores {
+		lo, hi = min(lo, s.Score), max(hi, s.Score)
+	}
+	for i := range scores {
+		if hi == 0 {
+			scores[i].Score = framework.MaxNodeScore
+			continue
+		}
+		scores[i].Score = framework.MaxNodeScore * (hi + lo - scores[i].Score) / hi
+	}
+	return nil
+}

@@ -1,0 +1,50 @@
+// Package profile assembles the default set of plugins, in upstream's
+// order and with upstream's score weights. It is the only place that knows
+// every plugin; the plugins do not know they are registered.
+package profile
+
+import (
+	"github.com/orca-project/orca/internal/scheduler/framework"
+	"github.com/orca-project/orca/internal/scheduler/plugins/defaultspread"
+	"github.com/orca-project/orca/internal/scheduler/plugins/interpodaffinity"
+	"github.com/orca-project/orca/internal/scheduler/plugins/nodeaffinity"
+	"github.com/orca-project/orca/internal/scheduler/plugins/nodename"
+	"github.com/orca-project/orca/internal/scheduler/plugins/nodeports"
+	"github.com/orca-project/orca/internal/scheduler/plugins/noderesources"
+	"github.com/orca-project/orca/internal/scheduler/plugins/nodeunschedulable"
+	"github.com/orca-project/orca/internal/scheduler/plugins/podtopologyspread"
+	"github.com/orca-project/orca/internal/scheduler/plugins/tainttoleration"
+)
+
+// Default returns the default-scheduler profile. percentageOfNodesToScore
+// 0 selects the adaptive value.
+func Default(percentageOfNodesToScore int) *framework.Framework {
+	var (
+		unsched  = &nodeunschedulable.Plugin{}
+		name     = &nodename.Plugin{}
+		taints   = &tainttoleration.Plugin{}
+		affinity = &nodeaffinity.Plugin{}
+		ports    = &nodeports.Plugin{}
+		fit      = &noderesources.Fit{}
+		balanced = &noderesources.Balanced{}
+		spread   = &podtopologyspread.Plugin{}
+		podAff   = &interpodaffinity.Plugin{}
+		defSprd  = &defaultspread.Plugin{}
+	)
+	return &framework.Framework{
+		PreFilters: []framework.PreFilterPlugin{affinity, spread, podAff},
+		// Cheap, decisive filters first: a node rejected early costs less.
+		Filters:   []framework.FilterPlugin{unsched, name, taints, affinity, ports, fit, spread, podAff},
+		PreScores: []framework.PreScorePlugin{affinity, spread, podAff, defSprd},
+		Scores: []framework.WeightedScore{
+			{Plugin: taints, Weight: 3},
+			{Plugin: affinity, Weight: 2},
+			{Plugin: spread, Weight: 2},
+			{Plugin: podAff, Weight: 2},
+			{Plugin: fit, Weight: 1},
+			{Plugin: balanced, Weight: 1},
+			{Plugin: defSprd, Weight: 2},
+		},
+		PercentageOfNodesToScore: percentageOfNodesToScore,
+	}
+}
