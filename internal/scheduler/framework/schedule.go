@@ -276,7 +276,9 @@ func (f *Framework) score(ctx context.Context, state *CycleState, pod *PodInfo, 
 		for j, ws := range f.Scores {
 			s, st := ws.Plugin.Score(ctx, state, pod, nodes[i])
 			if !st.IsSuccess() {
-				errOnce.Do(func() { firstErr = fmt.Errorf("score %s on node %s: %w", ws.Plugin.Name(), nodes[i].Name(), st.AsError()) })
+				errOnce.Do(func() {
+					firstErr = fmt.Errorf("score %s on node %s: %w", ws.Plugin.Name(), nodes[i].Name(), st.AsError())
+				})
 				return
 			}
 			per[j][i] = NodeScore{Name: nodes[i].Name(), Score: s}

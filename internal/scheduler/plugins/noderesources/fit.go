@@ -9,7 +9,6 @@ import (
 	"math"
 	"sort"
 
-
 	"github.com/orca-project/orca/internal/scheduler/framework"
 )
 
@@ -110,4 +109,3 @@ func (*Balanced) Score(_ context.Context, _ *framework.CycleState, pod *framewor
 	std := math.Abs(cpu-mem) / 2
 	return int64((1 - std) * float64(framework.MaxNodeScore)), nil
 }
-
