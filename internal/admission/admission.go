@@ -8,6 +8,8 @@ package admission
 import (
 	"context"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -99,4 +101,20 @@ type Objects interface {
 	Update(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string, fn func(runtime.Object) (runtime.Object, error)) (runtime.Object, error)
 	// Create stores a new object through the full create path.
 	Create(ctx context.Context, gvr schema.GroupVersionResource, namespace string, obj runtime.Object) (runtime.Object, error)
+}
+
+// NewForbidden wraps a plugin's refusal as upstream's admission does: a
+// 403 naming the resource and, when known, the object. An error that is
+// already Forbidden is returned as it is.
+func NewForbidden(a *Attributes, err error) error {
+	if apierrors.IsForbidden(err) {
+		return err
+	}
+	name := a.Name
+	if name == "" && a.Object != nil {
+		if acc, aerr := meta.Accessor(a.Object); aerr == nil {
+			name = acc.GetName()
+		}
+	}
+	return apierrors.NewForbidden(a.Resource.GroupResource(), name, err)
 }
