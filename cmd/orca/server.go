@@ -56,6 +56,8 @@ func newServerCommand() *cobra.Command {
 	f.StringVar(&opts.EtcdKeyFile, "etcd-keyfile", "", "client key for the external etcd")
 	f.StringVar(&opts.EtcdClientURL, "etcd-listen-client-url", "", "URL the embedded etcd serves clients on (off when empty)")
 	f.StringVar(&opts.EtcdPeerURL, "etcd-listen-peer-url", "", "URL the embedded etcd serves peers on")
+	f.StringVar(&opts.ServiceCIDR, "service-cidr", server.DefaultServiceCIDR, "IPv4 range service cluster IPs are allocated from")
+	f.StringVar(&opts.ServiceNodePortRange, "service-node-port-range", server.DefaultServiceNodePortRange, "port range NodePort and LoadBalancer services get node ports from")
 	f.BoolVar(&opts.DisableAgent, "disable-agent", false, "do not run a node agent in this process")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	return cmd

@@ -28,7 +28,7 @@ func (s *Server) bootstrap(ctx context.Context) error {
 			return err
 		}
 	}
-	return nil
+	return s.reconcileKubernetesService(ctx)
 }
 
 // compactLoop compacts etcd's history every interval up to the revision

@@ -58,6 +58,9 @@ type Options struct {
 
 	// DisableAgent keeps the node agent out of this process.
 	DisableAgent bool
+	// ServiceCIDR and ServiceNodePortRange are the ranges service
+	// cluster IPs and node ports come from; k3s's defaults when empty.
+	ServiceCIDR, ServiceNodePortRange string
 	// CompactInterval overrides the history compaction period.
 	CompactInterval time.Duration
 
@@ -160,8 +163,23 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 	reg := prometheus.NewRegistry()
 	roots := x509.NewCertPool()
 	roots.AddCert(ca.Cert)
+	store := storage.NewStore(client, storage.NewCodec())
+	// The port is known before the API server is built because the
+	// `kubernetes` service's endpoints name it.
+	ln, err := net.Listen("tcp", net.JoinHostPort(opts.BindAddress, strconv.Itoa(opts.Port)))
+	if err != nil {
+		closeEtcd()
+		return nil, fmt.Errorf("listen: %w", err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	alloc, err := serviceAllocator(ctx, store, opts)
+	if err != nil {
+		ln.Close()
+		closeEtcd()
+		return nil, err
+	}
 	api, err := apiserver.New(apiserver.Config{
-		Store:           storage.NewStore(client, storage.NewCodec()),
+		Store:           store,
 		Resources:       builtin.Resources(),
 		Version:         version.Info(),
 		Log:             opts.Log,
@@ -169,18 +187,16 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 		Authenticator:   apiserver.ClientCertAuthenticator{},
 		Extra:           extra,
 		CompactInterval: opts.CompactInterval,
+
+		Allocator:         alloc,
+		KubernetesService: kubernetesService(alloc, opts, port),
 	})
 	if err != nil {
+		ln.Close()
 		closeEtcd()
 		return nil, err
 	}
 
-	ln, err := net.Listen("tcp", net.JoinHostPort(opts.BindAddress, strconv.Itoa(opts.Port)))
-	if err != nil {
-		closeEtcd()
-		return nil, fmt.Errorf("listen: %w", err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
 	url := "https://" + net.JoinHostPort(opts.AdvertiseAddress, strconv.Itoa(port))
 	kubeconfig := filepath.Join(opts.DataDir, "kubeconfig")
 	if err := writeKubeconfig(kubeconfig, url, ca, admin); err != nil {
@@ -204,6 +220,7 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return api.Run(gctx) })
+	g.Go(func() error { alloc.RunRepair(gctx, repairInterval); return nil })
 	g.Go(func() error {
 		err := srv.ServeTLS(ln, "", "")
 		if errors.Is(err, http.ErrServerClosed) {
@@ -246,6 +263,10 @@ func servingSpec(opts Options) pki.LeafSpec {
 	}
 	if h, err := os.Hostname(); err == nil && h != "" {
 		spec.DNSNames = append(spec.DNSNames, h)
+	}
+	// Pods reach the API server through the `kubernetes` service's address.
+	if ipr, _, err := serviceRanges(opts); err == nil {
+		spec.IPs = append(spec.IPs, net.IP(ipr.Addr(0).AsSlice()))
 	}
 	for _, san := range append([]string{opts.AdvertiseAddress}, opts.ExtraSANs...) {
 		if ip := net.ParseIP(san); ip != nil {

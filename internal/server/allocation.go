@@ -1,0 +1,70 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/orca-project/orca/internal/allocator"
+	"github.com/orca-project/orca/internal/apiserver"
+	"github.com/orca-project/orca/internal/storage"
+)
+
+// Defaults of the service ranges, k3s's.
+const (
+	DefaultServiceCIDR          = "10.43.0.0/16"
+	DefaultServiceNodePortRange = "30000-32767"
+)
+
+// repairInterval is how often the service ranges are checked against the
+// stored services. Leaks only come from crashes, so minutes are plenty.
+const repairInterval = 3 * time.Minute
+
+// serviceRanges reads the service CIDR and node port range options.
+func serviceRanges(opts Options) (allocator.IPRange, allocator.PortRange, error) {
+	cidr, ports := opts.ServiceCIDR, opts.ServiceNodePortRange
+	if cidr == "" {
+		cidr = DefaultServiceCIDR
+	}
+	if ports == "" {
+		ports = DefaultServiceNodePortRange
+	}
+	ipr, err := allocator.ParseIPRange(cidr)
+	if err != nil {
+		return allocator.IPRange{}, allocator.PortRange{}, fmt.Errorf("--service-cidr: %w", err)
+	}
+	pr, err := allocator.ParsePortRange(ports)
+	if err != nil {
+		return allocator.IPRange{}, allocator.PortRange{}, fmt.Errorf("--service-node-port-range: %w", err)
+	}
+	return ipr, pr, nil
+}
+
+// serviceAllocator prepares the persisted ranges and returns the
+// allocator the API server's write paths call.
+func serviceAllocator(ctx context.Context, store *storage.Store, opts Options) (*allocator.Services, error) {
+	ipr, pr, err := serviceRanges(opts)
+	if err != nil {
+		return nil, err
+	}
+	a := allocator.NewServices(store, ipr, pr, opts.Log)
+	if err := a.Init(ctx); err != nil {
+		return nil, fmt.Errorf("service ranges: %w", err)
+	}
+	return a, nil
+}
+
+// kubernetesService points the `kubernetes` service at this server.
+func kubernetesService(a *allocator.Services, opts Options, port int) *apiserver.KubernetesService {
+	ip := net.ParseIP(opts.AdvertiseAddress)
+	if ip == nil {
+		// A host name: endpoints hold addresses, so resolve it once.
+		if ips, err := net.LookupIP(opts.AdvertiseAddress); err == nil && len(ips) > 0 {
+			ip = ips[0]
+		} else {
+			ip = net.IPv4(127, 0, 0, 1)
+		}
+	}
+	return &apiserver.KubernetesService{ClusterIP: a.FirstIP().String(), AdvertiseIP: ip.String(), Port: int32(port)}
+}
