@@ -25,6 +25,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -264,6 +265,7 @@ func run() error {
 		return err
 	})
 	fmt.Println(get)
+	update, apply := updateAndApply(ctx, cs, payload)
 	podCreate := hammer("API create Pod", n, d, func(w, i int) error {
 		_, err := cs[w].CoreV1().Pods("pods").Create(ctx, &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("pod-%d-%d", w, i), Labels: map[string]string{"app": "bench"}},
@@ -301,6 +303,7 @@ func run() error {
 	fmt.Println()
 	fmt.Printf("API create / raw etcd put:   %.2f (target >= 0.70)\n", create.throughput/rawPut.throughput)
 	fmt.Printf("API get / raw etcd get:      %.2f\n", get.throughput/rawGet.throughput)
+	fmt.Printf("API apply / API update:      %.2f (server-side apply vs plain update, same objects)\n", apply.throughput/update.throughput)
 	fmt.Printf("watch delivery p99:          %.1f ms (target <= 100 ms, %d watchers)\n", ms(wr.p99), *watchers)
 	fmt.Printf("idle server RSS:             %.1f MB (target < 80 MB)\n", idleRSS)
 	fmt.Printf("server RSS with %d ConfigMaps:   %.1f MB\n", per*n, filledRSS)
@@ -399,4 +402,26 @@ func profileServer(ctx context.Context, c kubernetes.Interface, d time.Duration)
 		}
 	}()
 	return done
+}
+
+// updateAndApply measures writes to existing ConfigMaps (the first 100 each
+// client created): plain updates, then server-side applies of one more key,
+// whose cost over an update is the merge and the field ownership.
+func updateAndApply(ctx context.Context, cs []kubernetes.Interface, payload string) (update, apply result) {
+	n, d := len(cs), *duration
+	update = hammer("API update ConfigMap", n, d, func(w, i int) error {
+		_, err := cs[w].CoreV1().ConfigMaps("bench").Update(ctx, &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%d-%d", w, i%100), Labels: map[string]string{"bench": "yes"}},
+			Data:       map[string]string{"payload": payload, "n": strconv.Itoa(i)},
+		}, metav1.UpdateOptions{})
+		return err
+	})
+	fmt.Println(update)
+	apply = hammer("API apply (SSA) ConfigMap", n, d, func(w, i int) error {
+		cfg := corev1ac.ConfigMap(fmt.Sprintf("cm-%d-%d", w, i%100), "bench").WithData(map[string]string{"applied": strconv.Itoa(i)})
+		_, err := cs[w].CoreV1().ConfigMaps("bench").Apply(ctx, cfg, metav1.ApplyOptions{FieldManager: "bench-apply"})
+		return err
+	})
+	fmt.Println(apply)
+	return update, apply
 }

@@ -24,7 +24,7 @@ func patchType(r *http.Request) (types.PatchType, error) {
 		return "", errUnsupportedPatch(ct)
 	}
 	switch pt := types.PatchType(t); pt {
-	case types.JSONPatchType, types.MergePatchType, types.StrategicMergePatchType:
+	case types.JSONPatchType, types.MergePatchType, types.StrategicMergePatchType, types.ApplyYAMLPatchType:
 		return pt, nil
 	}
 	return "", errUnsupportedPatch(ct)
@@ -32,7 +32,7 @@ func patchType(r *http.Request) (types.PatchType, error) {
 
 func errUnsupportedPatch(ct string) error {
 	st := errUnsupportedMediaType(ct)
-	st.ErrStatus.Message = fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json (got %q)", ct)
+	st.ErrStatus.Message = fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json, application/apply-patch+yaml (got %q)", ct)
 	return st
 }
 
@@ -115,6 +115,10 @@ func (s *Server) handlePatch(w http.ResponseWriter, r *http.Request, res *resour
 	body, err := s.readBody(r)
 	if err != nil {
 		s.writeError(w, r, err)
+		return
+	}
+	if pt == types.ApplyYAMLPatchType {
+		s.handleApply(w, r, res, ri, body, fv, dry)
 		return
 	}
 	var warn warnings

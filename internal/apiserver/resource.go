@@ -25,6 +25,7 @@ type resource struct {
 	cache  *cache.Cache
 	// fieldKeys are the fields a field selector may name.
 	fieldKeys map[string]bool
+	managers  fieldManagers
 }
 
 func newResource(r *registry.Resource) *resource {

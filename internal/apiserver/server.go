@@ -45,12 +45,6 @@ type Config struct {
 	// CompactInterval is how often old etcd history is compacted; 5
 	// minutes when zero, negative disables compaction.
 	CompactInterval time.Duration
-	// Allocator assigns service cluster IPs and node ports; nil assigns
-	// nothing.
-	Allocator Allocator
-	// KubernetesService, when set, is the `kubernetes` Service in default
-	// that start-up creates and reconciles, with its endpoints.
-	KubernetesService *KubernetesService
 }
 
 // Server is the API server's HTTP handler and the caches behind it.
@@ -188,6 +182,10 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, ri reques
 	}
 	if res.Namespaced && ri.Namespace == "" && !(ri.Verb == "list" || ri.Verb == "watch") {
 		s.writeError(w, r, errNotFoundPath())
+		return
+	}
+	if r, err = withFieldManager(r, ri); err != nil {
+		s.writeError(w, r, err)
 		return
 	}
 	switch ri.Subresource {

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -91,6 +92,9 @@ func (s *Server) serveScale(w http.ResponseWriter, r *http.Request, res *resourc
 				pt, err := patchType(r)
 				if err != nil {
 					return nil, err
+				}
+				if pt == types.ApplyYAMLPatchType {
+					return nil, errApplyToScale
 				}
 				curJSON, err := json.Marshal(scaleOf(res, cur))
 				if err != nil {

@@ -16,7 +16,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -102,7 +104,6 @@ func (s *Server) create(ctx context.Context, res *resource, ns string, obj runti
 	acc.SetDeletionTimestamp(nil)
 	acc.SetDeletionGracePeriodSeconds(nil)
 	acc.SetSelfLink("")
-	acc.SetManagedFields(nil)
 	if res.TracksGeneration {
 		acc.SetGeneration(1)
 	} else {
@@ -124,6 +125,10 @@ func (s *Server) create(ctx context.Context, res *resource, ns string, obj runti
 			return nil, err
 		}
 	}
+	if obj, err = s.trackUpdate(ctx, res, "", res.New(), obj); err != nil {
+		return nil, err
+	}
+	acc, _ = meta.Accessor(obj)
 	attrs := s.attributes(ctx, admission.Create, res, "", ns, acc.GetName(), obj, nil, dryRun)
 	if err := s.admission.Admit(ctx, attrs); err != nil {
 		return nil, err
@@ -134,17 +139,11 @@ func (s *Server) create(ctx context.Context, res *resource, ns string, obj runti
 	if err := s.admission.Validate(ctx, attrs); err != nil {
 		return nil, err
 	}
-	settle, err := s.allocate(ctx, obj, nil, dryRun)
-	if err != nil {
-		return nil, err
-	}
 	storage.SetKind(obj, res.GroupVersionKind())
 	if dryRun {
 		return obj, nil
 	}
-	err = s.cfg.Store.Create(ctx, res.key(ns, acc.GetName()), res.typ(), obj)
-	settle(err == nil)
-	if err != nil {
+	if err := s.cfg.Store.Create(ctx, res.key(ns, acc.GetName()), res.typ(), obj); err != nil {
 		return nil, res.translateError(err, acc.GetName())
 	}
 	return obj, nil
@@ -228,7 +227,6 @@ func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request, res *resou
 // while it is being deleted is deleted.
 func (s *Server) update(ctx context.Context, res *resource, ns, name string, dryRun bool, fn storage.UpdateFunc) (runtime.Object, error) {
 	key := res.key(ns, name)
-	fn, settle := s.allocatingUpdate(ctx, fn, dryRun)
 	if dryRun {
 		cur, err := s.cfg.Store.Get(ctx, key, res.typ(), res.New)
 		if err != nil {
@@ -241,7 +239,6 @@ func (s *Server) update(ctx context.Context, res *resource, ns, name string, dry
 		return out, nil
 	}
 	out, err := s.cfg.Store.GuaranteedUpdate(ctx, key, res.typ(), res.New, nil, fn)
-	settle(err == nil)
 	if err != nil {
 		return nil, res.translateError(err, name)
 	}
@@ -256,7 +253,6 @@ func (s *Server) update(ctx context.Context, res *resource, ns, name string, dry
 			return nil
 		})
 		if err == nil {
-			s.release(ctx, deleted)
 			return deleted, nil
 		}
 		if !errors.Is(err, errSkipDelete) && !errors.Is(err, storage.ErrNotFound) {
@@ -293,7 +289,6 @@ func (s *Server) prepareUpdate(ctx context.Context, res *resource, next, cur run
 	acc.SetDeletionGracePeriodSeconds(curAcc.GetDeletionGracePeriodSeconds())
 	acc.SetGeneration(curAcc.GetGeneration())
 	acc.SetResourceVersion(curAcc.GetResourceVersion())
-	acc.SetManagedFields(curAcc.GetManagedFields())
 	acc.SetSelfLink("")
 	if status {
 		keepAllButStatus(next, cur)
@@ -311,6 +306,10 @@ func (s *Server) prepareUpdate(ctx context.Context, res *resource, next, cur run
 			acc.SetGeneration(curAcc.GetGeneration() + 1)
 		}
 	}
+	if next, err = s.trackUpdate(ctx, res, sub, cur, next); err != nil {
+		return nil, err
+	}
+	acc, _ = meta.Accessor(next)
 	attrs := s.attributes(ctx, admission.Update, res, sub, curAcc.GetNamespace(), curAcc.GetName(), next, cur, dryRun)
 	if err := s.admission.Admit(ctx, attrs); err != nil {
 		return nil, err
@@ -354,18 +353,18 @@ func (s *Server) deleteOptions(r *http.Request) (*metav1.DeleteOptions, error) {
 		p := metav1.DeletionPropagation(v)
 		opts.PropagationPolicy = &p
 	}
+	if v := q.Get("orphanDependents"); v != "" {
+		o := v == "true"
+		opts.OrphanDependents = &o //nolint:staticcheck // deprecated, still honoured
+	}
 	if q.Has("dryRun") {
 		if _, err := parseDryRun(r); err != nil {
 			return nil, err
 		}
 		opts.DryRun = []string{metav1.DryRunAll}
 	}
-	if p := opts.PropagationPolicy; p != nil {
-		switch *p {
-		case metav1.DeletePropagationBackground, metav1.DeletePropagationForeground, metav1.DeletePropagationOrphan:
-		default:
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("propagationPolicy: Unsupported value: %q", *p))
-		}
+	if errs := metav1validation.ValidateDeleteOptions(opts); len(errs) > 0 {
+		return nil, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "DeleteOptions"}, "", errs)
 	}
 	return opts, nil
 }
@@ -386,7 +385,12 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request, res *resou
 		s.writeObject(w, r, http.StatusOK, res.deletedStatus(acc))
 		return
 	}
-	s.writeObject(w, r, http.StatusOK, withKind(obj, res))
+	code := http.StatusOK
+	//nolint:staticcheck // upstream answers 202 only to this deprecated form of cascading deletion
+	if o := opts.OrphanDependents; !gone && o != nil && !*o {
+		code = http.StatusAccepted
+	}
+	s.writeObject(w, r, code, withKind(obj, res))
 }
 
 // delete removes an object, or starts its graceful deletion: a pod bound
@@ -415,19 +419,25 @@ func (s *Server) delete(ctx context.Context, res *resource, ns, name string, opt
 	if err := checkPre(cur); err != nil {
 		return nil, false, err
 	}
+	if err := refuseImmortal(res, name); err != nil {
+		return nil, false, err
+	}
 	if err := s.admission.Validate(ctx, s.attributes(ctx, admission.Delete, res, "", ns, name, nil, cur, dry)); err != nil {
 		return nil, false, err
 	}
 	grace := gracePeriod(cur, opts)
-	if grace > 0 || finalizersPending(cur) {
+	if _, gc := gcFinalizers(cur, opts); grace > 0 || gc || finalizersPending(cur) {
 		if dry {
-			return cur, false, nil
+			markDeleting(cur, grace)
+			markForGC(cur, opts)
+			return cur, !finalizersPending(cur) && grace == 0, nil
 		}
 		out, err := s.cfg.Store.GuaranteedUpdate(ctx, key, res.typ(), res.New, nil, func(obj runtime.Object) (runtime.Object, error) {
 			if err := checkPre(obj); err != nil {
 				return nil, err
 			}
 			markDeleting(obj, gracePeriod(obj, opts))
+			markForGC(obj, opts)
 			markTerminating(obj)
 			return obj, nil
 		})
@@ -454,7 +464,6 @@ func (s *Server) delete(ctx context.Context, res *resource, ns, name string, opt
 	if err != nil {
 		return nil, false, res.translateError(err, name)
 	}
-	s.release(ctx, deleted)
 	return deleted, true, nil
 }
 
