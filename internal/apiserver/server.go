@@ -45,6 +45,12 @@ type Config struct {
 	// CompactInterval is how often old etcd history is compacted; 5
 	// minutes when zero, negative disables compaction.
 	CompactInterval time.Duration
+	// Allocator assigns service cluster IPs and node ports; nil assigns
+	// nothing.
+	Allocator Allocator
+	// KubernetesService, when set, is the `kubernetes` Service in default
+	// that start-up creates and reconciles, with its endpoints.
+	KubernetesService *KubernetesService
 }
 
 // Server is the API server's HTTP handler and the caches behind it.

@@ -139,11 +139,17 @@ func (s *Server) create(ctx context.Context, res *resource, ns string, obj runti
 	if err := s.admission.Validate(ctx, attrs); err != nil {
 		return nil, err
 	}
+	settle, err := s.allocate(ctx, obj, nil, dryRun)
+	if err != nil {
+		return nil, err
+	}
 	storage.SetKind(obj, res.GroupVersionKind())
 	if dryRun {
 		return obj, nil
 	}
-	if err := s.cfg.Store.Create(ctx, res.key(ns, acc.GetName()), res.typ(), obj); err != nil {
+	err = s.cfg.Store.Create(ctx, res.key(ns, acc.GetName()), res.typ(), obj)
+	settle(err == nil)
+	if err != nil {
 		return nil, res.translateError(err, acc.GetName())
 	}
 	return obj, nil
@@ -227,6 +233,7 @@ func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request, res *resou
 // while it is being deleted is deleted.
 func (s *Server) update(ctx context.Context, res *resource, ns, name string, dryRun bool, fn storage.UpdateFunc) (runtime.Object, error) {
 	key := res.key(ns, name)
+	fn, settle := s.allocatingUpdate(ctx, fn, dryRun)
 	if dryRun {
 		cur, err := s.cfg.Store.Get(ctx, key, res.typ(), res.New)
 		if err != nil {
@@ -239,6 +246,7 @@ func (s *Server) update(ctx context.Context, res *resource, ns, name string, dry
 		return out, nil
 	}
 	out, err := s.cfg.Store.GuaranteedUpdate(ctx, key, res.typ(), res.New, nil, fn)
+	settle(err == nil)
 	if err != nil {
 		return nil, res.translateError(err, name)
 	}
@@ -253,6 +261,7 @@ func (s *Server) update(ctx context.Context, res *resource, ns, name string, dry
 			return nil
 		})
 		if err == nil {
+			s.release(ctx, deleted)
 			return deleted, nil
 		}
 		if !errors.Is(err, errSkipDelete) && !errors.Is(err, storage.ErrNotFound) {
@@ -464,6 +473,7 @@ func (s *Server) delete(ctx context.Context, res *resource, ns, name string, opt
 	if err != nil {
 		return nil, false, res.translateError(err, name)
 	}
+	s.release(ctx, deleted)
 	return deleted, true, nil
 }
 
