@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/netip"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -255,4 +256,50 @@ func servingCertIPs(t *testing.T) []string {
 		out = append(out, ip.String())
 	}
 	return out
+}
+
+// TestAllocationSurvivesRestart: what a killed server handed out is still
+// taken after a restart on the same data, and the kubernetes service is
+// reconciled, not duplicated.
+func TestAllocationSurvivesRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts two control planes")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
+	defer cancel()
+	dir, err := os.MkdirTemp("", "orca-alloc-restart-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+
+	srv1 := startServerProcess(t, ctx, dir)
+	svc, err := srv1.client.CoreV1().Services("default").Create(ctx, svcOf("np", corev1.ServiceTypeNodePort), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv1.kill()
+
+	srv2 := startServerProcess(t, ctx, dir)
+	svcs := srv2.client.CoreV1().Services("default")
+	_, err = svcs.Create(ctx, svcOf("ip", "", func(s *corev1.Service) { s.Spec.ClusterIP = svc.Spec.ClusterIP }), metav1.CreateOptions{})
+	wantStatus(t, err, apierrors.IsInvalid, "provided IP is already allocated")
+	_, err = svcs.Create(ctx, svcOf("port", corev1.ServiceTypeNodePort, func(s *corev1.Service) { s.Spec.Ports[0].NodePort = svc.Spec.Ports[0].NodePort }), metav1.CreateOptions{})
+	wantStatus(t, err, apierrors.IsInvalid, "provided port is already allocated")
+	_, err = svcs.Create(ctx, svcOf("k", "", func(s *corev1.Service) { s.Spec.ClusterIP = "10.43.0.1" }), metav1.CreateOptions{})
+	wantStatus(t, err, apierrors.IsInvalid, "provided IP is already allocated")
+	k, err := svcs.Get(ctx, "kubernetes", metav1.GetOptions{})
+	if err != nil || k.Spec.ClusterIP != "10.43.0.1" {
+		t.Fatalf("kubernetes service after restart: %v %v", err, k)
+	}
+	// The new server listens on another port; the service follows it.
+	u, _ := url.Parse(srv2.cfg.Host)
+	port, _ := strconv.Atoi(u.Port())
+	if k.Spec.Ports[0].TargetPort.IntVal != int32(port) {
+		t.Errorf("kubernetes service targets %d, the server listens on %d", k.Spec.Ports[0].TargetPort.IntVal, port)
+	}
+	ep, err := srv2.client.CoreV1().Endpoints("default").Get(ctx, "kubernetes", metav1.GetOptions{})
+	if err != nil || ep.Subsets[0].Ports[0].Port != int32(port) {
+		t.Errorf("kubernetes endpoints after restart: %v %+v", err, ep)
+	}
 }
