@@ -178,7 +178,9 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 		closeEtcd()
 		return nil, err
 	}
+	plugins := &admissionPlugins{}
 	api, err := apiserver.New(apiserver.Config{
+		Admission:       plugins.chain,
 		Store:           store,
 		Resources:       builtin.Resources(),
 		Version:         version.Info(),
@@ -249,6 +251,11 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 			return nil, fmt.Errorf("control plane stopped during start-up: %w", err)
 		case <-time.After(20 * time.Millisecond):
 		}
+	}
+	if err := plugins.bootstrap(ctx); err != nil {
+		cancel()
+		_ = inst.Wait()
+		return nil, err
 	}
 	say("API server ready at %s", url)
 	return inst, nil
