@@ -15,7 +15,7 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newServerCommand(), newKubectlCommand(), newVersionCommand())
+	root.AddCommand(newServerCommand(), newSchedulerCommand(), newKubectlCommand(), newVersionCommand())
 	return root
 }
 

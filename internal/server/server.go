@@ -58,6 +58,9 @@ type Options struct {
 
 	// DisableAgent keeps the node agent out of this process.
 	DisableAgent bool
+	// DisableScheduler keeps the scheduler out of this process (run
+	// `orca scheduler` elsewhere instead).
+	DisableScheduler bool
 	// ServiceCIDR and ServiceNodePortRange are the ranges service
 	// cluster IPs and node ports come from; k3s's defaults when empty.
 	ServiceCIDR, ServiceNodePortRange string
@@ -258,6 +261,15 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 		return nil, err
 	}
 	say("API server ready at %s", url)
+	if !opts.DisableScheduler {
+		sched, err := newScheduler(opts, tlsDir, ca, port, reg)
+		if err != nil {
+			cancel()
+			_ = inst.Wait()
+			return nil, err
+		}
+		g.Go(func() error { return runScheduler(gctx, sched) })
+	}
 	return inst, nil
 }
 

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/orca-project/orca/internal/scheduler"
+)
+
+func newSchedulerCommand() *cobra.Command {
+	var (
+		kubeconfig, address, logLevel string
+		qps                           float32
+		burst, percentage             int
+		leaderElect, noPreemption     bool
+	)
+	cmd := &cobra.Command{
+		Use:   "scheduler",
+		Short: "Run the default-scheduler against an API server",
+		Long: "Run the scheduler against the API server named in --kubeconfig. Any number may run: " +
+			"they elect one leader through the kube-system/kube-scheduler Lease.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			log := newLogger(logLevel)
+			cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+			if err != nil {
+				return fmt.Errorf("load kubeconfig %s: %w", kubeconfig, err)
+			}
+			cfg.QPS, cfg.Burst = qps, burst
+			cfg.UserAgent = "orca-scheduler"
+			client, err := kubernetes.NewForConfig(cfg)
+			if err != nil {
+				return fmt.Errorf("scheduler client: %w", err)
+			}
+			reg := prometheus.NewRegistry()
+			reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+			s, err := scheduler.New(scheduler.Config{
+				Client: client, Log: log, Metrics: reg,
+				PercentageOfNodesToScore: percentage, DisablePreemption: noPreemption, LeaderElection: leaderElect,
+			})
+			if err != nil {
+				return err
+			}
+			ln, err := net.Listen("tcp", address)
+			if err != nil {
+				return fmt.Errorf("listen for health and metrics: %w", err)
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			srv := &http.Server{Handler: s.Handler(reg), ReadHeaderTimeout: 10 * time.Second}
+			g, gctx := errgroup.WithContext(ctx)
+			g.Go(func() error { return s.Run(gctx) })
+			g.Go(func() error {
+				if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+					return fmt.Errorf("serve health and metrics: %w", err)
+				}
+				return nil
+			})
+			g.Go(func() error {
+				<-gctx.Done()
+				sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				return srv.Shutdown(sctx)
+			})
+			log.Info("scheduler started", "healthAndMetrics", ln.Addr().String())
+			return g.Wait()
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig naming the API server and the credentials to use")
+	f.StringVar(&address, "bind-address", "127.0.0.1:10259", "address serving /healthz, /readyz and /metrics")
+	f.Float32Var(&qps, "kube-api-qps", 1000, "queries per second to the API server (binds, status updates, events)")
+	f.IntVar(&burst, "kube-api-burst", 2000, "burst of queries to the API server")
+	f.IntVar(&percentage, "percentage-of-nodes-to-score", 0, "percentage of nodes to find feasible before scoring; 0 adapts to the cluster size as upstream does")
+	f.BoolVar(&leaderElect, "leader-elect", true, "elect a leader through the kube-system/kube-scheduler Lease before scheduling")
+	f.BoolVar(&noPreemption, "disable-preemption", false, "never evict lower-priority pods to place a pod")
+	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	_ = cmd.MarkFlagRequired("kubeconfig")
+	return cmd
+}

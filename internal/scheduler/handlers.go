@@ -1,0 +1,162 @@
+package scheduler
+
+import (
+	"fmt"
+	"reflect"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/cache"
+)
+
+func terminal(p *v1.Pod) bool {
+	return p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed
+}
+
+// responsible reports whether the pod waits for this scheduler.
+func responsible(p *v1.Pod) bool {
+	return p.Spec.NodeName == "" && p.Spec.SchedulerName == SchedulerName && !terminal(p) && p.DeletionTimestamp == nil
+}
+
+func asPod(obj any) *v1.Pod {
+	switch o := obj.(type) {
+	case *v1.Pod:
+		return o
+	case cache.DeletedFinalStateUnknown:
+		p, _ := o.Obj.(*v1.Pod)
+		return p
+	}
+	return nil
+}
+
+func asNode(obj any) *v1.Node {
+	switch o := obj.(type) {
+	case *v1.Node:
+		return o
+	case cache.DeletedFinalStateUnknown:
+		n, _ := o.Obj.(*v1.Node)
+		return n
+	}
+	return nil
+}
+
+// addHandlers keeps the cache and the queue current. Bound pods feed the
+// cache; pending pods feed the queue; anything that frees room or adds
+// nodes gives parked pods another chance.
+func (s *Scheduler) addHandlers(pods, nodes, namespaces cache.SharedIndexInformer) error {
+	_, err := pods.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			p := asPod(obj)
+			switch {
+			case p == nil:
+			case p.Spec.NodeName != "" && !terminal(p):
+				s.cache.AddPod(p)
+			case responsible(p):
+				s.queue.Add(p)
+			}
+		},
+		UpdateFunc: func(oldObj, newObj any) {
+			old, p := asPod(oldObj), asPod(newObj)
+			if p == nil || old == nil {
+				return
+			}
+			switch {
+			case p.Spec.NodeName != "":
+				if old.Spec.NodeName == "" {
+					s.queue.Delete(p.UID)
+				}
+				if terminal(p) {
+					// A finished pod releases its resources.
+					s.cache.RemovePod(p.UID)
+					s.queue.MoveAllUnschedulable()
+				} else {
+					s.cache.UpdatePod(p)
+				}
+			case responsible(p):
+				// Status updates written by the scheduler itself come back
+				// here; only a change to the spec or labels is news.
+				if !reflect.DeepEqual(old.Spec, p.Spec) || !reflect.DeepEqual(old.Labels, p.Labels) {
+					s.queue.Add(p)
+				}
+			default:
+				s.queue.Delete(p.UID)
+			}
+		},
+		DeleteFunc: func(obj any) {
+			p := asPod(obj)
+			if p == nil {
+				return
+			}
+			s.queue.Delete(p.UID)
+			s.cache.RemovePod(p.UID)
+			if p.Spec.NodeName != "" {
+				s.queue.MoveAllUnschedulable()
+			}
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("scheduler pod handler: %w", err)
+	}
+	_, err = nodes.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			if n := asNode(obj); n != nil {
+				s.cache.AddNode(n)
+				s.queue.MoveAllUnschedulable()
+			}
+		},
+		UpdateFunc: func(oldObj, newObj any) {
+			old, n := asNode(oldObj), asNode(newObj)
+			if n == nil || old == nil {
+				return
+			}
+			s.cache.UpdateNode(n)
+			// Heartbeats change only conditions and timestamps; retrying
+			// every parked pod on each of them would be a busy loop.
+			if schedulingRelevant(old, n) {
+				s.queue.MoveAllUnschedulable()
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if n := asNode(obj); n != nil {
+				s.cache.RemoveNode(n.Name)
+			}
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("scheduler node handler: %w", err)
+	}
+	_, err = namespaces.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			if ns, ok := obj.(*v1.Namespace); ok {
+				s.cache.SetNamespace(ns.Name, nonNil(ns.Labels))
+			}
+		},
+		UpdateFunc: func(_, obj any) {
+			if ns, ok := obj.(*v1.Namespace); ok {
+				s.cache.SetNamespace(ns.Name, nonNil(ns.Labels))
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if ns, ok := obj.(*v1.Namespace); ok {
+				s.cache.SetNamespace(ns.Name, nil)
+			}
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("scheduler namespace handler: %w", err)
+	}
+	return nil
+}
+
+func nonNil(m map[string]string) map[string]string {
+	if m == nil {
+		return map[string]string{}
+	}
+	return m
+}
+
+func schedulingRelevant(old, n *v1.Node) bool {
+	return old.Spec.Unschedulable != n.Spec.Unschedulable ||
+		!reflect.DeepEqual(old.Labels, n.Labels) ||
+		!reflect.DeepEqual(old.Spec.Taints, n.Spec.Taints) ||
+		!reflect.DeepEqual(old.Status.Allocatable, n.Status.Allocatable)
+}

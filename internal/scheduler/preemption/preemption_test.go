@@ -1,0 +1,75 @@
+package preemption
+
+import (
+	"context"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/orca-project/orca/internal/scheduler/framework"
+	"github.com/orca-project/orca/internal/scheduler/profile"
+	tu "github.com/orca-project/orca/internal/scheduler/testutil"
+)
+
+func prio(p *v1.Pod, n int32) *v1.Pod { p.Spec.Priority = &n; return p }
+
+func run(t *testing.T, pod *v1.Pod, nodes []*v1.Node, pods ...*v1.Pod) (*Candidate, string) {
+	t.Helper()
+	infos := map[string]*framework.NodeInfo{}
+	var list []*framework.NodeInfo
+	for _, n := range nodes {
+		infos[n.Name] = framework.NewNodeInfo(n)
+		list = append(list, infos[n.Name])
+	}
+	for _, p := range pods {
+		infos[p.Spec.NodeName].AddPod(framework.NewPodInfo(p))
+	}
+	snap := framework.NewSnapshot(list...)
+	fw := profile.Default(0)
+	pi := framework.NewPodInfo(pod)
+	_, err := fw.Schedule(context.Background(), framework.NewCycleState(), pi, snap, rand.New(rand.NewPCG(1, 1)))
+	fe, ok := err.(*framework.FitError)
+	if !ok {
+		t.Fatalf("schedule: %v, want a FitError", err)
+	}
+	return Find(context.Background(), fw, pi, snap, fe.Diagnosis)
+}
+
+func TestPicksLowestPriorityVictimsOnOneNode(t *testing.T) {
+	nodes := []*v1.Node{tu.Node("a", 2, 8, nil), tu.Node("b", 2, 8, nil)}
+	c, msg := run(t, prio(tu.Pod("new", "1", ""), 100), nodes,
+		tu.OnNode(prio(tu.Pod("a-mid", "1", ""), 50), "a"), tu.OnNode(prio(tu.Pod("a-low", "1", ""), 10), "a"),
+		tu.OnNode(prio(tu.Pod("b-mid", "1", ""), 50), "b"), tu.OnNode(prio(tu.Pod("b-mid2", "1", ""), 60), "b"))
+	if c == nil {
+		t.Fatalf("no candidate: %s", msg)
+	}
+	if c.Node != "a" || len(c.Victims) != 1 || c.Victims[0].Name != "a-low" {
+		t.Errorf("candidate %s %v, want node a evicting a-low only", c.Node, names(c.Victims))
+	}
+}
+
+func TestNeverAndNotHelpful(t *testing.T) {
+	nodes := []*v1.Node{tu.WithTaints(tu.Node("t", 8, 8, nil), v1.Taint{Key: "k", Effect: v1.TaintEffectNoSchedule}), tu.Node("a", 1, 8, nil)}
+	full := tu.OnNode(prio(tu.Pod("hi", "1", ""), 1000), "a")
+	_, msg := run(t, prio(tu.Pod("new", "1", ""), 100), nodes, full)
+	if want := "preemption: 0/2 nodes are available: 1 No preemption victims found for incoming pod, 1 Preemption is not helpful for scheduling."; msg != want {
+		t.Errorf("msg = %q\nwant %q", msg, want)
+	}
+	never := v1.PreemptNever
+	p := prio(tu.Pod("new", "1", ""), 2000)
+	p.Spec.PreemptionPolicy = &never
+	c, msg := run(t, p, nodes, full)
+	if c != nil || !strings.Contains(msg, "preemptionPolicy=Never") {
+		t.Errorf("candidate %v msg %q", c, msg)
+	}
+}
+
+func names(pods []*v1.Pod) []string {
+	var out []string
+	for _, p := range pods {
+		out = append(out, p.Name)
+	}
+	return out
+}

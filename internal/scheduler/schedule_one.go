@@ -1,0 +1,184 @@
+package scheduler
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/orca-project/orca/internal/scheduler/framework"
+	"github.com/orca-project/orca/internal/scheduler/preemption"
+	"github.com/orca-project/orca/internal/scheduler/queue"
+)
+
+// apiTimeout bounds each API call the scheduler makes for one pod.
+const apiTimeout = 30 * time.Second
+
+// scheduleOne decides for one pod and hands the bind to a goroutine, so
+// the next pod is considered while this one's bind is in flight.
+func (s *Scheduler) scheduleOne(ctx context.Context, qp *queue.QueuedPod) {
+	pod := qp.Pod
+	if pod.DeletionTimestamp != nil || s.cache.IsAssumed(pod.UID) {
+		s.queue.Done(qp)
+		return
+	}
+	start := time.Now()
+	pi := framework.NewPodInfo(pod)
+	var (
+		res  framework.Result
+		err  error
+		cand *preemption.Candidate
+	)
+	s.cache.WithSnapshot(func(snap *framework.Snapshot) {
+		res, err = s.fw.Schedule(ctx, framework.NewCycleState(), pi, snap, s.rng)
+		var fe *framework.FitError
+		if errors.As(err, &fe) && !s.cfg.DisablePreemption && fe.NumAllNodes > 0 {
+			var msg string
+			cand, msg = preemption.Find(ctx, s.fw, pi, snap, fe.Diagnosis)
+			fe.Diagnosis.PostFilterMsg = msg
+		}
+	})
+	elapsed := time.Since(start).Seconds()
+	if err != nil {
+		var fe *framework.FitError
+		result := "error"
+		if errors.As(err, &fe) {
+			result = "unschedulable"
+		}
+		s.metrics.attempts.WithLabelValues(result).Inc()
+		s.metrics.attempt.WithLabelValues(result).Observe(elapsed)
+		s.fail(ctx, qp, err, cand)
+		return
+	}
+	s.metrics.attempts.WithLabelValues("scheduled").Inc()
+	s.metrics.attempt.WithLabelValues("scheduled").Observe(elapsed)
+
+	assumed := pod.DeepCopy()
+	assumed.Spec.NodeName = res.Node
+	pi.Pod = assumed
+	if err := s.cache.AssumePod(pi); err != nil {
+		s.log.Error("assume pod", "pod", klogKey(pod), "err", err)
+		s.queue.AddBackoff(qp)
+		return
+	}
+	s.queue.Done(qp)
+	go s.bind(ctx, qp, pod, res.Node)
+}
+
+func klogKey(p *v1.Pod) string { return p.Namespace + "/" + p.Name }
+
+func (s *Scheduler) bind(ctx context.Context, qp *queue.QueuedPod, pod *v1.Pod, node string) {
+	bctx, cancel := context.WithTimeout(ctx, apiTimeout)
+	defer cancel()
+	err := s.client.CoreV1().Pods(pod.Namespace).Bind(bctx, &v1.Binding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID},
+		Target:     v1.ObjectReference{Kind: "Node", Name: node},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		s.cache.ForgetPod(pod.UID)
+		// The room the pod held in the cache is free again.
+		s.queue.MoveAllUnschedulable()
+		s.metrics.attempts.WithLabelValues("error").Inc()
+		if ctx.Err() != nil {
+			return
+		}
+		s.log.Warn("binding rejected", "pod", klogKey(pod), "node", node, "err", err)
+		s.recorder.Eventf(pod, v1.EventTypeWarning, "FailedScheduling", "Binding rejected: %v", err)
+		// Retry only a pod that still exists and still waits for a node.
+		if cur, gerr := s.pods.Pods(pod.Namespace).Get(pod.Name); gerr == nil && cur.UID == pod.UID && responsible(cur) && !apierrors.IsNotFound(err) {
+			qp.Pod = cur
+			s.queue.AddBackoff(qp)
+		}
+		return
+	}
+	s.metrics.e2e.Observe(time.Since(qp.Added).Seconds())
+	s.log.Debug("pod bound", "pod", klogKey(pod), "node", node, "attempts", qp.Attempts)
+	s.recorder.Eventf(pod, v1.EventTypeNormal, "Scheduled", "Successfully assigned %s/%s to %s", pod.Namespace, pod.Name, node)
+}
+
+// fail records why the pod was not placed (condition and event), carries
+// out a preemption if one was found, and parks the pod.
+func (s *Scheduler) fail(ctx context.Context, qp *queue.QueuedPod, err error, cand *preemption.Candidate) {
+	pod := qp.Pod
+	var fe *framework.FitError
+	unschedulable := errors.As(err, &fe)
+	msg := err.Error()
+	if unschedulable {
+		s.log.Debug("pod unschedulable", "pod", klogKey(pod), "reason", msg)
+		s.queue.AddUnschedulable(qp)
+	} else {
+		s.log.Error("scheduling attempt failed", "pod", klogKey(pod), "err", err)
+		s.queue.AddBackoff(qp)
+	}
+	s.recorder.Event(pod, v1.EventTypeWarning, "FailedScheduling", msg)
+	reason := v1.PodReasonUnschedulable
+	if !unschedulable {
+		reason = v1.PodReasonSchedulerError
+	}
+	nominated := ""
+	if cand != nil {
+		nominated = cand.Node
+	}
+	go func() {
+		if cand != nil {
+			s.preempt(ctx, pod, cand)
+		}
+		if err := s.updateStatus(ctx, pod, reason, msg, nominated); err != nil && ctx.Err() == nil {
+			s.log.Warn("update pod status", "pod", klogKey(pod), "err", err)
+		}
+	}()
+}
+
+// preempt deletes the victims gracefully; the preemptor is retried when
+// their deletion shows up as pod delete events.
+func (s *Scheduler) preempt(ctx context.Context, pod *v1.Pod, cand *preemption.Candidate) {
+	s.metrics.preempt.Inc()
+	for _, v := range cand.Victims {
+		dctx, cancel := context.WithTimeout(ctx, apiTimeout)
+		err := s.client.CoreV1().Pods(v.Namespace).Delete(dctx, v.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &v.UID}})
+		cancel()
+		if err != nil && !apierrors.IsNotFound(err) {
+			s.log.Warn("preempt victim", "victim", klogKey(v), "preemptor", klogKey(pod), "err", err)
+			continue
+		}
+		s.log.Info("preempted pod", "victim", klogKey(v), "node", cand.Node, "preemptor", klogKey(pod))
+		s.recorder.Eventf(v, v1.EventTypeNormal, "Preempted", "Preempted by pod %s on node %s", pod.UID, cand.Node)
+	}
+}
+
+// updateStatus sets PodScheduled=False (and nominatedNodeName) with a
+// strategic merge patch on pods/status, skipping a patch that would
+// change nothing.
+func (s *Scheduler) updateStatus(ctx context.Context, pod *v1.Pod, reason, msg, nominated string) error {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == v1.PodScheduled && c.Status == v1.ConditionFalse && c.Reason == reason && c.Message == msg && nominated == pod.Status.NominatedNodeName {
+			return nil
+		}
+	}
+	status := map[string]any{
+		"conditions": []map[string]any{{
+			"type": v1.PodScheduled, "status": v1.ConditionFalse, "reason": reason, "message": msg,
+			"lastProbeTime": nil, "lastTransitionTime": metav1.Now().UTC().Format(time.RFC3339),
+		}},
+	}
+	if nominated != "" {
+		status["nominatedNodeName"] = nominated
+	}
+	patch, err := json.Marshal(map[string]any{"status": status})
+	if err != nil {
+		return fmt.Errorf("encode status patch: %w", err)
+	}
+	pctx, cancel := context.WithTimeout(ctx, apiTimeout)
+	defer cancel()
+	_, err = s.client.CoreV1().Pods(pod.Namespace).Patch(pctx, pod.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,228 @@
+// Package scheduler runs the default-scheduler: it watches pods that have
+// no node and name "default-scheduler", decides where each goes with the
+// framework over an informer-fed snapshot, and binds them through the
+// pods/binding subresource. Several instances may run; the one holding the
+// kube-system/kube-scheduler Lease schedules, the others wait with warm
+// caches.
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/orca-project/orca/internal/scheduler/framework"
+	"github.com/orca-project/orca/internal/scheduler/profile"
+	"github.com/orca-project/orca/internal/scheduler/queue"
+)
+
+// SchedulerName is the spec.schedulerName this scheduler serves.
+const SchedulerName = v1.DefaultSchedulerName
+
+// Config configures a scheduler.
+type Config struct {
+	Client kubernetes.Interface
+	Log    *slog.Logger
+	// Metrics receives the scheduler's metrics; nil keeps them private.
+	Metrics prometheus.Registerer
+	// PercentageOfNodesToScore: 0 is upstream's adaptive value.
+	PercentageOfNodesToScore int
+	// DisablePreemption turns preemption off.
+	DisablePreemption bool
+	// LeaderElection enables the Lease; without it this instance always
+	// schedules (tests, a single server).
+	LeaderElection bool
+	// Identity names this instance in the Lease; the host name by default.
+	Identity string
+	// LeaseDuration, RenewDeadline and RetryPeriod default to upstream's
+	// 15 s, 10 s and 2 s.
+	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
+}
+
+// Scheduler is the running component.
+type Scheduler struct {
+	cfg     Config
+	log     *slog.Logger
+	client  kubernetes.Interface
+	fw      *framework.Framework
+	cache   *framework.Cache
+	queue   *queue.Queue
+	metrics *metrics
+
+	factory  informers.SharedInformerFactory
+	pods     corelisters.PodLister
+	recorder record.EventRecorder
+	events   record.EventBroadcaster
+
+	rng *rand.Rand
+
+	mu     sync.Mutex
+	synced bool
+	leader bool
+}
+
+// New builds a scheduler; Run starts it.
+func New(cfg Config) (*Scheduler, error) {
+	if cfg.Client == nil {
+		return nil, errors.New("scheduler: no client")
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = prometheus.NewRegistry()
+	}
+	if cfg.Identity == "" {
+		host, _ := os.Hostname()
+		cfg.Identity = fmt.Sprintf("%s_%d", host, rand.Uint32())
+	}
+	m, err := newMetrics(cfg.Metrics)
+	if err != nil {
+		return nil, fmt.Errorf("scheduler metrics: %w", err)
+	}
+	s := &Scheduler{
+		cfg:     cfg,
+		log:     cfg.Log.With("component", "scheduler"),
+		client:  cfg.Client,
+		fw:      profile.Default(cfg.PercentageOfNodesToScore),
+		cache:   framework.NewCache(),
+		queue:   queue.New(queue.Options{}),
+		metrics: m,
+		rng:     rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
+	}
+	m.pending = func() (int, int, int) { return s.queue.Len() }
+	s.factory = informers.NewSharedInformerFactory(cfg.Client, 0)
+	s.events = record.NewBroadcaster()
+	s.recorder = s.events.NewRecorder(schemeForEvents(), v1.EventSource{Component: SchedulerName})
+	return s, nil
+}
+
+// Ready reports whether the caches are synced (for /readyz).
+func (s *Scheduler) Ready() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.synced
+}
+
+// Leading reports whether this instance holds the Lease.
+func (s *Scheduler) Leading() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.leader
+}
+
+// Run fills the caches, waits for the Lease (if enabled) and schedules
+// until ctx ends. Losing the Lease stops scheduling and campaigns again;
+// it does not stop the process, which in `orca server` hosts more than
+// the scheduler.
+func (s *Scheduler) Run(ctx context.Context) error {
+	s.events.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: s.client.CoreV1().Events("")})
+	defer s.events.Shutdown()
+
+	podInf := s.factory.Core().V1().Pods()
+	nodeInf := s.factory.Core().V1().Nodes()
+	nsInf := s.factory.Core().V1().Namespaces()
+	s.pods = podInf.Lister()
+	if err := s.addHandlers(podInf.Informer(), nodeInf.Informer(), nsInf.Informer()); err != nil {
+		return err
+	}
+	s.factory.Start(ctx.Done())
+	defer s.factory.Shutdown()
+	for typ, ok := range s.factory.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			return fmt.Errorf("scheduler: cache for %v did not sync: %w", typ, ctx.Err())
+		}
+	}
+	s.mu.Lock()
+	s.synced = true
+	s.mu.Unlock()
+	nodes, pods := s.cache.Counts()
+	s.log.Info("scheduler caches synced", "nodes", nodes, "boundPods", pods)
+
+	go s.queue.Run(ctx, time.Second)
+	if !s.cfg.LeaderElection {
+		s.setLeader(true)
+		return s.loop(ctx)
+	}
+	lock, err := resourcelock.New(resourcelock.LeasesResourceLock, "kube-system", "kube-scheduler",
+		s.client.CoreV1(), s.client.CoordinationV1(), resourcelock.ResourceLockConfig{Identity: s.cfg.Identity, EventRecorder: s.recorder})
+	if err != nil {
+		return fmt.Errorf("scheduler lease lock: %w", err)
+	}
+	lec := leaderelection.LeaderElectionConfig{
+		Lock:            lock,
+		LeaseDuration:   orDefault(s.cfg.LeaseDuration, 15*time.Second),
+		RenewDeadline:   orDefault(s.cfg.RenewDeadline, 10*time.Second),
+		RetryPeriod:     orDefault(s.cfg.RetryPeriod, 2*time.Second),
+		ReleaseOnCancel: true,
+		Name:            "kube-scheduler",
+		Callbacks: leaderelection.LeaderCallbacks{
+			OnStartedLeading: func(lctx context.Context) {
+				s.setLeader(true)
+				s.log.Info("became leader, scheduling", "identity", s.cfg.Identity)
+				if err := s.loop(lctx); err != nil && lctx.Err() == nil {
+					s.log.Error("scheduling loop stopped", "err", err)
+				}
+			},
+			OnStoppedLeading: func() {
+				s.setLeader(false)
+				s.log.Info("stopped leading", "identity", s.cfg.Identity)
+			},
+			OnNewLeader: func(id string) {
+				if id != s.cfg.Identity {
+					s.log.Info("another scheduler leads", "leader", id)
+				}
+			},
+		},
+	}
+	for ctx.Err() == nil {
+		le, err := leaderelection.NewLeaderElector(lec)
+		if err != nil {
+			return fmt.Errorf("scheduler leader election: %w", err)
+		}
+		le.Run(ctx)
+	}
+	return nil
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
+
+func (s *Scheduler) setLeader(v bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.leader = v
+}
+
+// loop schedules one pod at a time; binds run concurrently behind it.
+func (s *Scheduler) loop(ctx context.Context) error {
+	for {
+		qp, err := s.queue.Pop(ctx)
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, queue.ErrClosed) {
+				return nil
+			}
+			return err
+		}
+		s.scheduleOne(ctx, qp)
+	}
+}
