@@ -152,7 +152,9 @@ func TestAdmissionQuotaRelease(t *testing.T) {
 		return err
 	})
 
-	cm := func(name string) *corev1.ConfigMap { return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}} }
+	cm := func(name string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	}
 	if _, err := client.CoreV1().ConfigMaps(ns).Create(ctx, cm("one"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}

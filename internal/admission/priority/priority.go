@@ -178,4 +178,3 @@ func (p *Plugin) globalDefault(ctx context.Context) (*schedulingv1.PriorityClass
 	}
 	return out, nil
 }
-

@@ -106,7 +106,9 @@ func New(client kubernetes.Interface, factory informers.SharedInformerFactory) *
 		// a resize changes what it counts.
 		return quota.CountsAgainstQuota(o, now) != quota.CountsAgainstQuota(n, now) ||
 			!apiequality.Semantic.DeepEqual(o.Spec.Containers, n.Spec.Containers)
-	}, func(ns string) ([]runtime.Object, error) { return toObjects(pods.Lister().Pods(ns).List(labels.Everything())) })
+	}, func(ns string) ([]runtime.Object, error) {
+		return toObjects(pods.Lister().Pods(ns).List(labels.Everything()))
+	})
 	services := core.Services()
 	c.watch(services.Informer(), gr("services"), func(old, cur any) bool {
 		o, ok1 := old.(*corev1.Service)
