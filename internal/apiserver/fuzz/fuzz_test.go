@@ -135,7 +135,7 @@ func FuzzCreate(f *testing.F) {
 	})
 }
 
-var patchTypes = []string{"application/merge-patch+json", "application/json-patch+json", "application/strategic-merge-patch+json"}
+var patchTypes = []string{"application/merge-patch+json", "application/json-patch+json", "application/strategic-merge-patch+json", "application/apply-patch+yaml"}
 
 var patchPaths = []string{
 	"/api/v1/namespaces/default/configmaps/target",
@@ -152,8 +152,15 @@ func FuzzPatch(f *testing.F) {
 	f.Add(uint8(3), uint8(0), []byte(`{"metadata":{"name":"other"}}`))
 	f.Add(uint8(0), uint8(1), []byte(`[{"op":"test","path":"/data/k","value":"nope"}]`))
 	f.Add(uint8(0), uint8(0), []byte(`{"metadata":{"resourceVersion":"1"}}`))
+	f.Add(uint8(0), uint8(3), []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: target\ndata:\n  k: v\n"))
+	f.Add(uint8(1), uint8(3), []byte("apiVersion: apps/v1\nkind: Deployment\nspec:\n  replicas: -1\n"))
 	f.Fuzz(func(t *testing.T, p, pt uint8, body []byte) {
 		setup(t)
-		check(t, "PATCH", patchPaths[int(p)%len(patchPaths)], patchTypes[int(pt)%len(patchTypes)], body)
+		path, ctype := patchPaths[int(p)%len(patchPaths)], patchTypes[int(pt)%len(patchTypes)]
+		if ctype == "application/apply-patch+yaml" {
+			// Apply needs a manager; without one every request is 422.
+			path += "?fieldManager=fuzz"
+		}
+		check(t, "PATCH", path, ctype, body)
 	})
 }
