@@ -15,7 +15,7 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newServerCommand(), newSchedulerCommand(), newKubectlCommand(), newVersionCommand())
+	root.AddCommand(newServerCommand(), newControllerManagerCommand(), newSchedulerCommand(), newKubectlCommand(), newVersionCommand())
 	return root
 }
 

@@ -52,10 +52,13 @@ func (s *Server) convert(r *http.Request, res *resource, out negotiated, obj run
 }
 
 func partialMetadata(r *http.Request, obj runtime.Object) *metav1.PartialObjectMetadata {
-	acc, _ := meta.Accessor(obj)
 	pm := &metav1.PartialObjectMetadata{}
-	if om, ok := acc.(*metav1.ObjectMeta); ok {
-		pm.ObjectMeta = *om
+	// Typed objects are their own accessors (ObjectMeta is embedded), so
+	// the metadata is reached through GetObjectMeta, not meta.Accessor.
+	if ma, ok := obj.(metav1.ObjectMetaAccessor); ok {
+		if om, ok := ma.GetObjectMeta().(*metav1.ObjectMeta); ok {
+			pm.ObjectMeta = *om
+		}
 	}
 	pm.GetObjectKind().SetGroupVersionKind(conversionGV(r, "PartialObjectMetadata").WithKind("PartialObjectMetadata"))
 	return pm

@@ -191,7 +191,13 @@ func (e *eventStream) sendEvent(ev cache.Event, first bool) error {
 		if ev.InitialEventsEnd {
 			acc.SetAnnotations(map[string]string{initialEventsEndAnnotation: "true"})
 		}
-		// A bookmark is never converted: clients read only its version.
+		// A bookmark is not converted to a Table (clients read only its
+		// version), but a metadata-only client (the garbage collector's
+		// informers) cannot decode the full kind at all: as upstream, it
+		// gets a PartialObjectMetadata.
+		if e.out.as == "PartialObjectMetadata" {
+			obj = partialMetadata(e.r, obj)
+		}
 		return e.send(ev.Type, obj, true)
 	}
 	return e.send(ev.Type, obj, first)

@@ -58,6 +58,9 @@ type Options struct {
 
 	// DisableAgent keeps the node agent out of this process.
 	DisableAgent bool
+	// DisableControllerManager keeps the controllers out of this process
+	// (run `orca controller-manager` elsewhere instead).
+	DisableControllerManager bool
 	// DisableScheduler keeps the scheduler out of this process (run
 	// `orca scheduler` elsewhere instead).
 	DisableScheduler bool
@@ -261,6 +264,15 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 		return nil, err
 	}
 	say("API server ready at %s", url)
+	if !opts.DisableControllerManager {
+		cm, err := controllerManager(opts, tlsDir, ca, port, reg)
+		if err != nil {
+			cancel()
+			_ = inst.Wait()
+			return nil, err
+		}
+		g.Go(func() error { return runControllerManager(gctx, cm) })
+	}
 	if !opts.DisableScheduler {
 		sched, err := newScheduler(opts, tlsDir, ca, port, reg)
 		if err != nil {

@@ -1,0 +1,27 @@
+package controllermanager
+
+import (
+	"github.com/orca-project/orca/internal/controller/garbagecollector"
+	"github.com/orca-project/orca/internal/controller/namespace"
+	"github.com/orca-project/orca/internal/controller/resourcequota"
+	"github.com/orca-project/orca/internal/controller/serviceaccount"
+)
+
+// DefaultControllers are the controllers `orca server` and `orca
+// controller-manager` run, with upstream's default worker counts.
+func DefaultControllers() []Descriptor {
+	return []Descriptor{
+		{Name: "garbagecollector", Workers: 20, New: func(c *Context) (Controller, error) {
+			return garbagecollector.New(c.Metadata, c.Dynamic, c.Discovery, c.QueueMetrics, c.Log), nil
+		}},
+		{Name: "namespace", Workers: 10, New: func(c *Context) (Controller, error) {
+			return namespace.New(c.Client, c.Metadata, c.Discovery, c.Informers, c.QueueMetrics, c.Log)
+		}},
+		{Name: "resourcequota", Workers: 5, New: func(c *Context) (Controller, error) {
+			return resourcequota.New(c.Client, c.Informers), nil
+		}},
+		{Name: "serviceaccount", Workers: 1, New: func(c *Context) (Controller, error) {
+			return serviceaccount.New(c.Client, c.Informers, c.QueueMetrics, c.Log)
+		}},
+	}
+}
