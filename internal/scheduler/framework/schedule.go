@@ -45,6 +45,9 @@ type Diagnosis struct {
 	PostFilterMsg string
 }
 
+// ErrNoNodesAvailable is upstream's message for a cluster without nodes.
+const ErrNoNodesAvailable = "no nodes available to schedule pods"
+
 // FitError is the error when no node fits; its message is upstream's.
 type FitError struct {
 	Pod         *PodInfo
@@ -55,6 +58,9 @@ type FitError struct {
 // Error renders "0/5 nodes are available: 2 Insufficient cpu, 3 node(s)
 // had untolerated taint {gpu: true}." with preemption's message after it.
 func (f *FitError) Error() string {
+	if f.NumAllNodes == 0 {
+		return ErrNoNodesAvailable
+	}
 	msg := fmt.Sprintf("0/%d nodes are available:", f.NumAllNodes)
 	if f.Diagnosis.PreFilterMsg != "" {
 		msg += " " + f.Diagnosis.PreFilterMsg + "."
