@@ -145,8 +145,11 @@ type podEvaluator struct{}
 
 func (podEvaluator) GroupResource() schema.GroupResource { return podsGR }
 
-// HandlesUpdate: a pod's resources change in place (resize).
-func (podEvaluator) HandlesUpdate() bool { return true }
+// HandlesUpdate: a pod's containers cannot change through the pod
+// itself (only through the resize subresource), so upstream charges pods
+// on create only; an update of an old pod's labels must not trip over a
+// quota created after it.
+func (podEvaluator) HandlesUpdate() bool { return false }
 
 func (podEvaluator) MatchingResources(names []corev1.ResourceName) []corev1.ResourceName {
 	out := intersect(names, podResources)

@@ -1,7 +1,9 @@
 // Package namespacelifecycle is upstream's NamespaceLifecycle admission
-// plugin: no new content in a namespace that is being deleted, and the
-// namespaces every cluster relies on cannot be deleted. (A write into a
-// namespace that does not exist is refused earlier, by the API server.)
+// plugin: no new content in a namespace that is being deleted. The API
+// server itself refuses writes into a namespace that does not exist and
+// the deletion of default, kube-system and kube-public
+// (internal/apiserver/deletion.go), the plugin's other two duties
+// upstream.
 package namespacelifecycle
 
 import (
@@ -21,9 +23,6 @@ const PluginName = "NamespaceLifecycle"
 
 var namespacesGVR = corev1.SchemeGroupVersion.WithResource("namespaces")
 
-// immortal are the namespaces upstream refuses to delete.
-var immortal = map[string]bool{metav1.NamespaceDefault: true, metav1.NamespaceSystem: true, metav1.NamespacePublic: true}
-
 // exempt are namespaced resources a client creates to ask a question, not
 // to store content, so they stay allowed in a terminating namespace.
 var exempt = map[schema.GroupResource]bool{
@@ -41,13 +40,7 @@ func (*Plugin) Name() string { return PluginName }
 // Admit runs in the mutating phase, as upstream's does, so that a request
 // into a terminating namespace is refused before anything else looks at it.
 func (p *Plugin) Admit(ctx context.Context, a *admission.Attributes) error {
-	if a.Resource == namespacesGVR && a.Subresource == "" {
-		if a.Operation == admission.Delete && immortal[a.Name] {
-			return admission.NewForbidden(a, fmt.Errorf("this namespace may not be deleted"))
-		}
-		return nil
-	}
-	if a.Operation != admission.Create || a.Namespace == "" || exempt[a.Resource.GroupResource()] {
+	if a.Operation != admission.Create || a.Resource == namespacesGVR || a.Namespace == "" || exempt[a.Resource.GroupResource()] {
 		return nil
 	}
 	obj, err := p.objects.Get(ctx, namespacesGVR, "", a.Namespace)

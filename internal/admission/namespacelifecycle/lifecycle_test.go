@@ -32,8 +32,7 @@ func TestAdmit(t *testing.T) {
 		{"delete in terminating namespace", admission.Attributes{Operation: admission.Delete, Resource: pods, Namespace: "dying", Name: "p", OldObject: pod}, ""},
 		{"missing namespace left to the server", admission.Attributes{Operation: admission.Create, Resource: pods, Namespace: "gone", Name: "p", Object: pod}, ""},
 		{"access review in terminating namespace", admission.Attributes{Operation: admission.Create, Resource: lsar, Namespace: "dying"}, ""},
-		{"delete immortal namespace", admission.Attributes{Operation: admission.Delete, Resource: namespacesGVR, Name: "kube-system"}, `namespaces "kube-system" is forbidden: this namespace may not be deleted`},
-		{"delete ordinary namespace", admission.Attributes{Operation: admission.Delete, Resource: namespacesGVR, Name: "live"}, ""},
+		{"namespace itself", admission.Attributes{Operation: admission.Create, Resource: namespacesGVR, Name: "dying"}, ""},
 	}
 	p := New(objs)
 	for _, tc := range cases {

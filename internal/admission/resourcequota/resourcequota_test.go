@@ -219,3 +219,15 @@ func TestConcurrentCreates(t *testing.T) {
 		t.Fatalf("admitted %d, refused %d; want 10 and 40", ok.Load(), refused.Load())
 	}
 }
+
+func TestPodUpdateNotCharged(t *testing.T) {
+	objs := admissiontest.New().Add(quotasGVR, rq("q", rl("requests.cpu", "1"), rl("requests.cpu", "0")))
+	old := pod(nil, nil)
+	old.ResourceVersion = "3"
+	next := old.DeepCopy()
+	next.Labels = map[string]string{"a": "b"}
+	a := &admission.Attributes{Operation: admission.Update, Resource: podsGVR, Namespace: "ns", Name: "p", Object: next, OldObject: old}
+	if err := New(objs).Validate(context.Background(), a); err != nil {
+		t.Fatalf("a label change on a pod older than the quota: %v", err)
+	}
+}
