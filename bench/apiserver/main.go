@@ -299,6 +299,11 @@ func run() error {
 		return err
 	}
 	fmt.Println(wr)
+	gcTime, err := gcCascade(ctx, c, 1000)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("garbage collection: owner with 1000 dependents collected in %.0f ms\n", ms(gcTime))
 
 	fmt.Println()
 	fmt.Printf("API create / raw etcd put:   %.2f (target >= 0.70)\n", create.throughput/rawPut.throughput)
