@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
 	"runtime/debug"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -30,13 +32,7 @@ func newServerCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			// Start-up is over: hand back what only start-up needed.
-			debug.FreeOSMemory()
-			if n, err := memtrim.ReleaseExecutablePages(); err != nil {
-				opts.Log.Warn("could not release start-up pages", "err", err)
-			} else {
-				opts.Log.Debug("released start-up pages of the executable", "mappedBytes", n)
-			}
+			go trimAfterStartup(ctx, opts.Log)
 			if opts.DisableAgent {
 				fmt.Fprintln(opts.Out, "orca: running without a node agent (--disable-agent)")
 			}
@@ -63,4 +59,24 @@ func newServerCommand() *cobra.Command {
 	f.BoolVar(&opts.DisableScheduler, "disable-scheduler", false, "do not run the scheduler in this process (run orca scheduler instead)")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	return cmd
+}
+
+// trimAfterStartup hands back memory that only start-up needed, once the
+// controllers and the scheduler have elected their leaders and synced their
+// caches (a few seconds), and once more after a minute.
+func trimAfterStartup(ctx context.Context, log *slog.Logger) {
+	for _, d := range []time.Duration{15 * time.Second, 45 * time.Second} {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(d):
+		}
+		debug.FreeOSMemory()
+		if n, err := memtrim.ReleaseExecutablePages(); err != nil {
+			log.Warn("could not release start-up pages", "err", err)
+			return
+		} else {
+			log.Debug("released start-up pages of the executable", "mappedBytes", n)
+		}
+	}
 }
