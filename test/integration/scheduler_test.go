@@ -362,7 +362,9 @@ func TestSchedulerPreemptsLowestPriority(t *testing.T) {
 		name := fmt.Sprintf("%s-%d", e.ns, n)
 		pc := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Value: n}
 		if _, err := client.SchedulingV1().PriorityClasses().Create(context.Background(), pc, metav1.CreateOptions{}); err == nil {
-			t.Cleanup(func() { _ = client.SchedulingV1().PriorityClasses().Delete(context.Background(), name, metav1.DeleteOptions{}) })
+			t.Cleanup(func() {
+				_ = client.SchedulingV1().PriorityClasses().Delete(context.Background(), name, metav1.DeleteOptions{})
+			})
 		} else if !apierrors.IsAlreadyExists(err) {
 			t.Fatalf("create priority class: %v", err)
 		}
@@ -407,7 +409,9 @@ func TestSchedulerPreemptsLowestPriority(t *testing.T) {
 	if _, err := client.SchedulingV1().PriorityClasses().Create(context.Background(), neverClass, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create priority class: %v", err)
 	}
-	t.Cleanup(func() { _ = client.SchedulingV1().PriorityClasses().Delete(context.Background(), neverClass.Name, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = client.SchedulingV1().PriorityClasses().Delete(context.Background(), neverClass.Name, metav1.DeleteOptions{})
+	})
 	e.pod("polite", "1", func(p *v1.Pod) { p.Spec.PriorityClassName = neverClass.Name })
 	if msg := e.unschedulable("polite"); !strings.Contains(msg, "preemption: not eligible due to preemptionPolicy=Never") {
 		t.Errorf("message = %q", msg)

@@ -187,7 +187,7 @@ func (c *Cache) addLocked(pi *PodInfo, assumed bool) {
 	}
 	ni.AddPod(pi)
 	c.pods[pi.Pod.UID] = &podState{info: pi, node: name, assumed: assumed}
-	if pi.HasAffinity() {
+	if pi.AffectsScoring() || len(pi.RequiredAntiAffinity) > 0 {
 		c.affinityDirty = true
 	}
 }
@@ -203,7 +203,7 @@ func (c *Cache) removeLocked(uid types.UID) {
 		return
 	}
 	ni.RemovePod(uid)
-	if ps.info.HasAffinity() {
+	if ps.info.AffectsScoring() || len(ps.info.RequiredAntiAffinity) > 0 {
 		c.affinityDirty = true
 	}
 	if ni.Node == nil && len(ni.Pods) == 0 {

@@ -1,6 +1,8 @@
 package framework
 
 import (
+	"sync/atomic"
+
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -18,7 +20,7 @@ type HostPortKey struct {
 type NodeInfo struct {
 	Node *v1.Node
 	Pods []*PodInfo
-	// PodsWithAffinity have any pod (anti-)affinity term;
+	// PodsWithAffinity have terms that weigh on scoring other pods;
 	// PodsWithRequiredAntiAffinity have a required anti-affinity term.
 	PodsWithAffinity             []*PodInfo
 	PodsWithRequiredAntiAffinity []*PodInfo
@@ -29,7 +31,16 @@ type NodeInfo struct {
 	Requested        Resource
 	NonZeroRequested Resource
 	UsedPorts        map[HostPortKey]struct{}
+
+	// gen changes whenever the node or its pods change; memo holds answers
+	// computed at a generation (see memo.go).
+	gen  uint64
+	memo map[string]memoEntry
 }
+
+// genCounter hands out generations; global so that a node removed and
+// re-added never reuses a generation its stale memo could match.
+var genCounter atomic.Uint64
 
 // NewNodeInfo returns a NodeInfo for node with no pods.
 func NewNodeInfo(node *v1.Node) *NodeInfo {
@@ -41,6 +52,7 @@ func NewNodeInfo(node *v1.Node) *NodeInfo {
 // SetNode sets or replaces the node object.
 func (ni *NodeInfo) SetNode(node *v1.Node) {
 	ni.Node = node
+	ni.gen = genCounter.Add(1)
 	if node != nil {
 		ni.Allocatable = NewResource(node.Status.Allocatable)
 	}
@@ -57,7 +69,7 @@ func (ni *NodeInfo) Name() string {
 // AddPod accounts for a pod on the node.
 func (ni *NodeInfo) AddPod(pi *PodInfo) {
 	ni.Pods = append(ni.Pods, pi)
-	if pi.HasAffinity() {
+	if pi.AffectsScoring() {
 		ni.PodsWithAffinity = append(ni.PodsWithAffinity, pi)
 	}
 	if len(pi.RequiredAntiAffinity) > 0 {
@@ -85,6 +97,7 @@ func (ni *NodeInfo) RemovePod(uid types.UID) bool {
 }
 
 func (ni *NodeInfo) account(pi *PodInfo, sign int64) {
+	ni.gen = genCounter.Add(1)
 	ni.Requested.Add(pi.Requests, sign)
 	ni.NonZeroRequested.MilliCPU += sign * pi.NonZeroCPU
 	ni.NonZeroRequested.Memory += sign * pi.NonZeroMem
@@ -139,6 +152,7 @@ func (ni *NodeInfo) Clone() *NodeInfo {
 		Allocatable:                  ni.Allocatable.Clone(),
 		Requested:                    ni.Requested.Clone(),
 		NonZeroRequested:             ni.NonZeroRequested.Clone(),
+		gen:                          genCounter.Add(1),
 	}
 	if ni.UsedPorts != nil {
 		c.UsedPorts = make(map[HostPortKey]struct{}, len(ni.UsedPorts))

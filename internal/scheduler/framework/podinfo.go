@@ -30,6 +30,8 @@ type PodInfo struct {
 
 // AffinityTerm is a parsed PodAffinityTerm.
 type AffinityTerm struct {
+	// singleNS is the one namespace the term reads, when it reads one.
+	singleNS          string
 	Namespaces        sets.Set[string]
 	NamespaceSelector labels.Selector
 	Selector          labels.Selector
@@ -77,6 +79,13 @@ func NewPodInfo(pod *v1.Pod) *PodInfo {
 // which makes other pods' placement depend on it.
 func (pi *PodInfo) HasAffinity() bool {
 	return len(pi.RequiredAffinity)+len(pi.RequiredAntiAffinity)+len(pi.PreferredAffinity)+len(pi.PreferredAntiAffinity) > 0
+}
+
+// AffectsScoring reports whether the pod has terms that weigh on where
+// other pods go (preferred terms, and required affinity, which upstream
+// scores too); required anti-affinity alone only filters.
+func (pi *PodInfo) AffectsScoring() bool {
+	return len(pi.RequiredAffinity)+len(pi.PreferredAffinity)+len(pi.PreferredAntiAffinity) > 0
 }
 
 func (pi *PodInfo) parseTerms(terms []v1.PodAffinityTerm) []AffinityTerm {
@@ -140,6 +149,9 @@ func newAffinityTerm(pod *v1.Pod, t *v1.PodAffinityTerm) (AffinityTerm, error) {
 	} else if len(t.Namespaces) == 0 {
 		term.Namespaces.Insert(pod.Namespace)
 	}
+	if term.NamespaceSelector == nil && term.Namespaces.Len() == 1 {
+		term.singleNS = term.Namespaces.UnsortedList()[0]
+	}
 	return term, nil
 }
 
@@ -152,4 +164,33 @@ func (t *AffinityTerm) Matches(pod *v1.Pod, nsLabels map[string]string) bool {
 		}
 	}
 	return t.Selector.Matches(labels.Set(pod.Labels))
+}
+
+// SingleNamespace returns the one namespace the term selects pods from,
+// when it names exactly one and has no namespace selector.
+func (t *AffinityTerm) SingleNamespace() (string, bool) {
+	return t.singleNS, t.singleNS != ""
+}
+
+// CountOn counts the pods on node the term selects, through the node's
+// memo when the term reads one namespace.
+func (t *AffinityTerm) CountOn(node *NodeInfo, key string, nsLabels map[string]map[string]string) int {
+	if ns, ok := t.SingleNamespace(); ok {
+		return node.CountMatching(key, ns, t.Selector)
+	}
+	n := 0
+	for _, p := range node.Pods {
+		if t.Matches(p.Pod, nsLabels[p.Pod.Namespace]) {
+			n++
+		}
+	}
+	return n
+}
+
+// MemoKey is the key CountOn uses for this term.
+func (t *AffinityTerm) MemoKey() string {
+	if ns, ok := t.SingleNamespace(); ok {
+		return SelectorKey(ns, t.Selector)
+	}
+	return ""
 }

@@ -7,6 +7,8 @@ package interpodaffinity
 import (
 	"context"
 
+	v1 "k8s.io/api/core/v1"
+
 	"github.com/orca-project/orca/internal/scheduler/framework"
 )
 
@@ -49,38 +51,74 @@ type filterState struct {
 	// required affinity (all terms) and anti-affinity (any term).
 	affinity map[pair]int
 	anti     map[pair]int
+
+	// Terms over a unique hostname concern one node: they are checked on
+	// the node in Filter instead of counted over the cluster in PreFilter.
+	localAnti []bool
+	antiKeys  []string
+	podKey    string
+	podNS     map[string]string
+	nsLabels  map[string]map[string]string
+	snapLocal bool
 }
 
 // PreFilter counts matching pods per topology domain once per pod.
 func (*Plugin) PreFilter(_ context.Context, cs *framework.CycleState, pod *framework.PodInfo, snap *framework.Snapshot) *framework.Status {
 	s := &filterState{existingAnti: map[pair]int{}, affinity: map[pair]int{}, anti: map[pair]int{}}
 	nsLabels := func(ns string) map[string]string { return snap.NamespaceLabels[ns] }
-	for _, n := range snap.NodesWithRequiredAntiAffinityPods() {
-		for _, ex := range n.PodsWithRequiredAntiAffinity {
-			for i := range ex.RequiredAntiAffinity {
-				t := &ex.RequiredAntiAffinity[i]
-				if v, ok := n.Node.Labels[t.TopologyKey]; ok && t.Matches(pod.Pod, nsLabels(pod.Pod.Namespace)) {
-					s.existingAnti[pair{t.TopologyKey, v}]++
-				}
+	s.podKey, s.podNS, s.nsLabels, s.snapLocal = framework.PodKey(pod.Pod), nsLabels(pod.Pod.Namespace), snap.NamespaceLabels, snap.UniqueHostnames
+	for _, n := range snap.NodesWithNonLocalAntiAffinityPods() {
+		for _, p := range n.ExistingAntiAffinity(s.podKey, pod.Pod, s.podNS) {
+			if !snap.IsLocal(p.Key) {
+				s.existingAnti[pair{p.Key, p.Value}]++
 			}
 		}
 	}
-	if len(pod.RequiredAffinity)+len(pod.RequiredAntiAffinity) > 0 {
+	s.localAnti = make([]bool, len(pod.RequiredAntiAffinity))
+	s.antiKeys = make([]string, len(pod.RequiredAntiAffinity))
+	global := len(pod.RequiredAffinity) > 0
+	for i := range pod.RequiredAntiAffinity {
+		s.antiKeys[i] = pod.RequiredAntiAffinity[i].MemoKey()
+		s.localAnti[i] = snap.IsLocal(pod.RequiredAntiAffinity[i].TopologyKey)
+		global = global || !s.localAnti[i]
+	}
+	if global {
+		antiKeys := s.antiKeys
+		// One affinity term (the usual case) is counted through the memo;
+		// several must all match the same pod, so those are matched pod
+		// by pod.
+		var affKey string
+		if len(pod.RequiredAffinity) == 1 {
+			affKey = pod.RequiredAffinity[0].MemoKey()
+		}
 		for _, n := range snap.Nodes {
-			for _, ex := range n.Pods {
-				exNS := nsLabels(ex.Pod.Namespace)
-				if len(pod.RequiredAffinity) > 0 && matchesAll(pod.RequiredAffinity, ex, exNS) {
-					for i := range pod.RequiredAffinity {
-						k := pod.RequiredAffinity[i].TopologyKey
-						if v, ok := n.Node.Labels[k]; ok {
-							s.affinity[pair{k, v}]++
+			if len(pod.RequiredAffinity) == 1 {
+				t := &pod.RequiredAffinity[0]
+				if v, ok := n.Node.Labels[t.TopologyKey]; ok {
+					if c := t.CountOn(n, affKey, snap.NamespaceLabels); c > 0 {
+						s.affinity[pair{t.TopologyKey, v}] += c
+					}
+				}
+			} else if len(pod.RequiredAffinity) > 1 {
+				for _, ex := range n.Pods {
+					if matchesAll(pod.RequiredAffinity, ex, nsLabels(ex.Pod.Namespace)) {
+						for i := range pod.RequiredAffinity {
+							k := pod.RequiredAffinity[i].TopologyKey
+							if v, ok := n.Node.Labels[k]; ok {
+								s.affinity[pair{k, v}]++
+							}
 						}
 					}
 				}
-				for i := range pod.RequiredAntiAffinity {
-					t := &pod.RequiredAntiAffinity[i]
-					if v, ok := n.Node.Labels[t.TopologyKey]; ok && t.Matches(ex.Pod, exNS) {
-						s.anti[pair{t.TopologyKey, v}]++
+			}
+			for i := range pod.RequiredAntiAffinity {
+				t := &pod.RequiredAntiAffinity[i]
+				if s.localAnti[i] {
+					continue
+				}
+				if v, ok := n.Node.Labels[t.TopologyKey]; ok {
+					if c := t.CountOn(n, antiKeys[i], snap.NamespaceLabels); c > 0 {
+						s.anti[pair{t.TopologyKey, v}] += c
 					}
 				}
 			}
@@ -127,9 +165,22 @@ func (*Plugin) Filter(_ context.Context, cs *framework.CycleState, pod *framewor
 		}
 	}
 	for i := range pod.RequiredAntiAffinity {
-		k := pod.RequiredAntiAffinity[i].TopologyKey
-		if val, ok := labels[k]; ok && s.anti[pair{k, val}] > 0 {
+		t := &pod.RequiredAntiAffinity[i]
+		if s.localAnti[i] {
+			if t.CountOn(node, s.antiKeys[i], s.nsLabels) > 0 {
+				return framework.NewStatus(framework.Unschedulable, ErrReasonAntiAffinity)
+			}
+			continue
+		}
+		if val, ok := labels[t.TopologyKey]; ok && s.anti[pair{t.TopologyKey, val}] > 0 {
 			return framework.NewStatus(framework.Unschedulable, ErrReasonAntiAffinity)
+		}
+	}
+	if s.snapLocal && len(node.PodsWithRequiredAntiAffinity) > 0 {
+		for _, p := range node.ExistingAntiAffinity(s.podKey, pod.Pod, s.podNS) {
+			if p.Key == v1.LabelHostname {
+				return framework.NewStatus(framework.Unschedulable, ErrReasonExistingAntiAffi)
+			}
 		}
 	}
 	if len(s.existingAnti) > 0 {

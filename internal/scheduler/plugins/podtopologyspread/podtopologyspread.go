@@ -50,6 +50,8 @@ var (
 func (*Plugin) Name() string { return Name }
 
 type constraint struct {
+	// memoKey names the selector in the nodes' match-count memos.
+	memoKey      string
 	maxSkew      int32
 	key          string
 	minDomains   int32
@@ -84,7 +86,7 @@ func constraints(pod *v1.Pod, when v1.UnsatisfiableConstraintAction) ([]constrai
 				}
 			}
 		}
-		cc := constraint{maxSkew: c.MaxSkew, key: c.TopologyKey, minDomains: 1, selector: sel}
+		cc := constraint{maxSkew: c.MaxSkew, key: c.TopologyKey, minDomains: 1, selector: sel, memoKey: framework.SelectorKey(pod.Namespace, sel)}
 		if c.MinDomains != nil {
 			cc.minDomains = *c.MinDomains
 		}
@@ -119,14 +121,8 @@ func eligible(pod *v1.Pod, req nodeaffinity.RequiredNodeAffinity, cs []constrain
 	return true
 }
 
-func countMatching(pod *v1.Pod, sel labels.Selector, node *framework.NodeInfo) int {
-	n := 0
-	for _, p := range node.Pods {
-		if p.Pod.Namespace == pod.Namespace && p.Pod.DeletionTimestamp == nil && sel.Matches(labels.Set(p.Pod.Labels)) {
-			n++
-		}
-	}
-	return n
+func countMatching(pod *v1.Pod, c constraint, node *framework.NodeInfo) int {
+	return node.CountMatching(c.memoKey, pod.Namespace, c.selector)
 }
 
 // PreFilter counts matching pods per domain over the eligible nodes.
@@ -143,7 +139,7 @@ func (*Plugin) PreFilter(_ context.Context, cs *framework.CycleState, pod *frame
 				continue
 			}
 			for _, c := range cons {
-				s.counts[pair{c.key, n.Node.Labels[c.key]}] += countMatching(pod.Pod, c.selector, n)
+				s.counts[pair{c.key, n.Node.Labels[c.key]}] += countMatching(pod.Pod, c, n)
 			}
 		}
 		s.minMatch = make([]int, len(cons))
@@ -193,6 +189,10 @@ type scoreState struct {
 	constraints []constraint
 	counts      map[pair]int
 	weights     []float64
+	// local marks constraints over a unique hostname: a node is its own
+	// domain, so Score counts on the node instead of PreScore counting
+	// over the cluster.
+	local []bool
 }
 
 // PreScore counts matching pods per domain for the soft constraints.
@@ -213,15 +213,27 @@ func (*Plugin) PreScore(_ context.Context, cs *framework.CycleState, pod *framew
 				}
 			}
 		}
+		s.local = make([]bool, len(cons))
+		global := false
+		for i, c := range cons {
+			s.local[i] = snap.IsLocal(c.key)
+			global = global || !s.local[i]
+		}
 		req := nodeaffinity.GetRequiredNodeAffinity(pod.Pod)
 		for _, n := range snap.Nodes {
+			if !global {
+				break
+			}
 			if !eligible(pod.Pod, req, cons, n.Node) {
 				continue
 			}
-			for _, c := range cons {
+			for i, c := range cons {
+				if s.local[i] {
+					continue
+				}
 				p := pair{c.key, n.Node.Labels[c.key]}
 				if domains[p] {
-					s.counts[p] += countMatching(pod.Pod, c.selector, n)
+					s.counts[p] += countMatching(pod.Pod, c, n)
 				}
 			}
 		}
@@ -244,7 +256,7 @@ func (*Plugin) PreScore(_ context.Context, cs *framework.CycleState, pod *framew
 
 // Score is the weighted number of matching pods in the node's domains
 // (lower is better; NormalizeScore reverses it).
-func (*Plugin) Score(_ context.Context, cs *framework.CycleState, _ *framework.PodInfo, node *framework.NodeInfo) (int64, *framework.Status) {
+func (*Plugin) Score(_ context.Context, cs *framework.CycleState, pod *framework.PodInfo, node *framework.NodeInfo) (int64, *framework.Status) {
 	v, ok := cs.Read(scoreKey)
 	if !ok {
 		return 0, framework.AsStatus(errNoState)
@@ -253,7 +265,11 @@ func (*Plugin) Score(_ context.Context, cs *framework.CycleState, _ *framework.P
 	var score float64
 	for i, c := range s.constraints {
 		if val, ok := node.Node.Labels[c.key]; ok {
-			score += float64(s.counts[pair{c.key, val}])*s.weights[i] + float64(c.maxSkew-1)
+			n := s.counts[pair{c.key, val}]
+			if s.local[i] {
+				n = countMatching(pod.Pod, c, node)
+			}
+			score += float64(n)*s.weights[i] + float64(c.maxSkew-1)
 		}
 	}
 	return int64(math.Round(score)), nil
