@@ -40,6 +40,7 @@ fuzz:
 ## bench: run the benchmarks and print comparable figures
 bench:
 	$(GO) run -ldflags "$(LDFLAGS)" ./bench/apiserver
+bench-scheduler: ; $(GO) run -ldflags "$(LDFLAGS)" ./bench/scheduler $(ARGS)
 
 vet:
 	$(GO) vet ./...

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -91,11 +92,13 @@ func ReasonHistogram(statuses map[string]*Status) string {
 	return strings.Join(out, ", ")
 }
 
+// parallelism defaults to the number of CPUs the process may use:
+// upstream's 16 goroutines on a 2-core machine only add switching.
 func (f *Framework) parallelism() int {
 	if f.Parallelism > 0 {
 		return f.Parallelism
 	}
-	return 16
+	return min(16, runtime.GOMAXPROCS(0))
 }
 
 // NumFeasibleNodesToFind is upstream's adaptive rule: all nodes up to 100;
@@ -260,7 +263,9 @@ func parallelize(ctx context.Context, p, n int, work func(i int)) {
 }
 
 // Parallelize exposes the chunked parallel loop to plugins.
-func Parallelize(ctx context.Context, n int, work func(i int)) { parallelize(ctx, 16, n, work) }
+func Parallelize(ctx context.Context, n int, work func(i int)) {
+	parallelize(ctx, min(16, runtime.GOMAXPROCS(0)), n, work)
+}
 
 func (f *Framework) score(ctx context.Context, state *CycleState, pod *PodInfo, snap *Snapshot, nodes []*NodeInfo) ([]NodeScore, error) {
 	for _, p := range f.PreScores {

@@ -28,7 +28,7 @@ func (*Plugin) Name() string { return Name }
 
 // Filter implements framework.FilterPlugin.
 func (*Plugin) Filter(_ context.Context, _ *framework.CycleState, pod *framework.PodInfo, node *framework.NodeInfo) *framework.Status {
-	if !node.Node.Spec.Unschedulable {
+	if !node.Unschedulable {
 		return nil
 	}
 	taint := v1.Taint{Key: v1.TaintNodeUnschedulable, Effect: v1.TaintEffectNoSchedule}

@@ -32,7 +32,10 @@ func (*Plugin) Name() string { return Name }
 // Filter implements framework.FilterPlugin with upstream's reason
 // "node(s) had untolerated taint {key: value}".
 func (*Plugin) Filter(_ context.Context, _ *framework.CycleState, pod *framework.PodInfo, node *framework.NodeInfo) *framework.Status {
-	taint, found := v1helper.FindMatchingUntoleratedTaint(klog.Background(), node.Node.Spec.Taints, pod.Pod.Spec.Tolerations, func(t *v1.Taint) bool {
+	if len(node.Taints) == 0 {
+		return nil
+	}
+	taint, found := v1helper.FindMatchingUntoleratedTaint(klog.Background(), node.Taints, pod.Pod.Spec.Tolerations, func(t *v1.Taint) bool {
 		return t.Effect == v1.TaintEffectNoSchedule || t.Effect == v1.TaintEffectNoExecute
 	}, false)
 	if !found {
@@ -44,6 +47,9 @@ func (*Plugin) Filter(_ context.Context, _ *framework.CycleState, pod *framework
 // Score counts the node's PreferNoSchedule taints the pod does not
 // tolerate; NormalizeScore turns fewer into better.
 func (*Plugin) Score(_ context.Context, _ *framework.CycleState, pod *framework.PodInfo, node *framework.NodeInfo) (int64, *framework.Status) {
+	if len(node.Taints) == 0 {
+		return 0, nil
+	}
 	var tols []v1.Toleration
 	for _, t := range pod.Pod.Spec.Tolerations {
 		if t.Effect == "" || t.Effect == v1.TaintEffectPreferNoSchedule {
@@ -51,8 +57,8 @@ func (*Plugin) Score(_ context.Context, _ *framework.CycleState, pod *framework.
 		}
 	}
 	var n int64
-	for i := range node.Node.Spec.Taints {
-		t := &node.Node.Spec.Taints[i]
+	for i := range node.Taints {
+		t := &node.Taints[i]
 		if t.Effect == v1.TaintEffectPreferNoSchedule && !v1helper.TolerationsTolerateTaint(klog.Background(), tols, t, false) {
 			n++
 		}
