@@ -64,9 +64,14 @@ type pair struct{ key, value string }
 
 type filterState struct {
 	constraints []constraint
-	counts      map[pair]int
-	// minMatch per constraint index; domains counts domains per key.
+	// counts[i] maps constraint i's domains (label values) to the number
+	// of matching pods; one map per constraint, keyed by value alone, so
+	// two constraints over one key with different selectors stay apart.
+	counts []map[string]int
+	// minMatch[i] is the least-loaded domain's count; self[i] whether the
+	// pod counts for its own constraint.
 	minMatch []int
+	self     []int
 }
 
 func constraints(pod *v1.Pod, when v1.UnsatisfiableConstraintAction) ([]constraint, error) {
@@ -125,33 +130,49 @@ func countMatching(pod *v1.Pod, c constraint, node *framework.NodeInfo) int {
 	return node.CountMatching(c.memoKey, pod.Namespace, c.selector)
 }
 
-// PreFilter counts matching pods per domain over the eligible nodes.
+// PreFilter counts matching pods per domain over the eligible nodes, in
+// one pass that reads each node's labels once.
 func (*Plugin) PreFilter(_ context.Context, cs *framework.CycleState, pod *framework.PodInfo, snap *framework.Snapshot) *framework.Status {
 	cons, err := constraints(pod.Pod, v1.DoNotSchedule)
 	if err != nil {
 		return framework.AsStatus(err)
 	}
-	s := &filterState{constraints: cons, counts: map[pair]int{}}
+	s := &filterState{constraints: cons}
 	if len(cons) > 0 {
 		req := nodeaffinity.GetRequiredNodeAffinity(pod.Pod)
+		hasAffinity := pod.Pod.Spec.NodeSelector != nil || (pod.Pod.Spec.Affinity != nil && pod.Pod.Spec.Affinity.NodeAffinity != nil)
+		s.counts = make([]map[string]int, len(cons))
+		s.self = make([]int, len(cons))
+		for i, c := range cons {
+			s.counts[i] = map[string]int{}
+			if c.selector.Matches(labels.Set(pod.Pod.Labels)) {
+				s.self[i] = 1
+			}
+		}
+		vals := make([]string, len(cons))
+	nodes:
 		for _, n := range snap.Nodes {
-			if !eligible(pod.Pod, req, cons, n.Node) {
+			for i, c := range cons {
+				v, ok := n.Node.Labels[c.key]
+				if !ok {
+					continue nodes
+				}
+				vals[i] = v
+			}
+			if (hasAffinity || needsTaints(cons)) && !eligible(pod.Pod, req, cons, n.Node) {
 				continue
 			}
-			for _, c := range cons {
-				s.counts[pair{c.key, n.Node.Labels[c.key]}] += countMatching(pod.Pod, c, n)
+			for i, c := range cons {
+				s.counts[i][vals[i]] += countMatching(pod.Pod, c, n)
 			}
 		}
 		s.minMatch = make([]int, len(cons))
 		for i, c := range cons {
-			lo, domains := math.MaxInt, 0
-			for p, n := range s.counts {
-				if p.key == c.key {
-					domains++
-					lo = min(lo, n)
-				}
+			lo := math.MaxInt
+			for _, n := range s.counts[i] {
+				lo = min(lo, n)
 			}
-			if domains < int(c.minDomains) || lo == math.MaxInt {
+			if len(s.counts[i]) < int(c.minDomains) || lo == math.MaxInt {
 				lo = 0
 			}
 			s.minMatch[i] = lo
@@ -159,6 +180,15 @@ func (*Plugin) PreFilter(_ context.Context, cs *framework.CycleState, pod *frame
 	}
 	cs.Write(filterKey, s)
 	return nil
+}
+
+func needsTaints(cons []constraint) bool {
+	for _, c := range cons {
+		if c.honorTaints {
+			return true
+		}
+	}
+	return false
 }
 
 // Filter implements framework.FilterPlugin: placing the pod on node must
@@ -174,11 +204,7 @@ func (*Plugin) Filter(_ context.Context, cs *framework.CycleState, pod *framewor
 		if !ok {
 			return framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrReasonNodeLabelNotMatch)
 		}
-		self := 0
-		if c.selector.Matches(labels.Set(pod.Pod.Labels)) {
-			self = 1
-		}
-		if skew := s.counts[pair{c.key, val}] + self - s.minMatch[i]; skew > int(c.maxSkew) {
+		if skew := s.counts[i][val] + s.self[i] - s.minMatch[i]; skew > int(c.maxSkew) {
 			return framework.NewStatus(framework.Unschedulable, ErrReasonConstraintsNotMatch)
 		}
 	}
