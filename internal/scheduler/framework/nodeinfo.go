@@ -25,7 +25,7 @@ type NodeInfo struct {
 	// CPU of a 5,000-node run).
 	Unschedulable bool
 	Taints        []v1.Taint
-	Pods []*PodInfo
+	Pods          []*PodInfo
 	// PodsWithAffinity have terms that weigh on scoring other pods;
 	// PodsWithRequiredAntiAffinity have a required anti-affinity term.
 	PodsWithAffinity             []*PodInfo
@@ -189,3 +189,7 @@ func removeAt(pods []*PodInfo, i int) []*PodInfo {
 	pods[last] = nil
 	return pods[:last]
 }
+
+// Generation changes whenever the node or its pods change; plugins that
+// keep results across cycles compare it to know what to recompute.
+func (ni *NodeInfo) Generation() uint64 { return ni.gen }

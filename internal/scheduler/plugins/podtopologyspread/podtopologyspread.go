@@ -35,8 +35,11 @@ const (
 
 var errNoState = errors.New("podtopologyspread: no prefilter state")
 
-// Plugin is the filter and the score.
-type Plugin struct{}
+// Plugin is the filter and the score. It keeps PreFilter's domain counts
+// across cycles (see domainCounts).
+type Plugin struct {
+	domains domainCounts
+}
 
 var (
 	_ framework.PreFilterPlugin      = (*Plugin)(nil)
@@ -132,7 +135,7 @@ func countMatching(pod *v1.Pod, c constraint, node *framework.NodeInfo) int {
 
 // PreFilter counts matching pods per domain over the eligible nodes, in
 // one pass that reads each node's labels once.
-func (*Plugin) PreFilter(_ context.Context, cs *framework.CycleState, pod *framework.PodInfo, snap *framework.Snapshot) *framework.Status {
+func (pl *Plugin) PreFilter(_ context.Context, cs *framework.CycleState, pod *framework.PodInfo, snap *framework.Snapshot) *framework.Status {
 	cons, err := constraints(pod.Pod, v1.DoNotSchedule)
 	if err != nil {
 		return framework.AsStatus(err)
@@ -149,22 +152,18 @@ func (*Plugin) PreFilter(_ context.Context, cs *framework.CycleState, pod *frame
 				s.self[i] = 1
 			}
 		}
-		vals := make([]string, len(cons))
-	nodes:
-		for _, n := range snap.Nodes {
-			for i, c := range cons {
-				v, ok := n.Node.Labels[c.key]
-				if !ok {
-					continue nodes
+		if !hasAffinity && !needsTaints(cons) {
+			// Every node with the keys is eligible: the counts depend on
+			// the selectors alone and can be kept across cycles. The cycle
+			// gets a copy, because preemption's dry runs call PreFilter
+			// again on other snapshots while this state is still in use.
+			for i, m := range pl.domains.update(signature(cons), pod, cons, snap) {
+				for k, v := range m {
+					s.counts[i][k] = v
 				}
-				vals[i] = v
 			}
-			if (hasAffinity || needsTaints(cons)) && !eligible(pod.Pod, req, cons, n.Node) {
-				continue
-			}
-			for i, c := range cons {
-				s.counts[i][vals[i]] += countMatching(pod.Pod, c, n)
-			}
+		} else {
+			pl.prefilterScan(s, pod, req, hasAffinity, cons, snap)
 		}
 		s.minMatch = make([]int, len(cons))
 		for i, c := range cons {
@@ -180,6 +179,28 @@ func (*Plugin) PreFilter(_ context.Context, cs *framework.CycleState, pod *frame
 	}
 	cs.Write(filterKey, s)
 	return nil
+}
+
+// prefilterScan counts over every node, for pods whose node affinity or
+// taint policy makes eligibility depend on the pod.
+func (pl *Plugin) prefilterScan(s *filterState, pod *framework.PodInfo, req nodeaffinity.RequiredNodeAffinity, hasAffinity bool, cons []constraint, snap *framework.Snapshot) {
+	vals := make([]string, len(cons))
+nodes:
+	for _, n := range snap.Nodes {
+		for i, c := range cons {
+			v, ok := n.Node.Labels[c.key]
+			if !ok {
+				continue nodes
+			}
+			vals[i] = v
+		}
+		if (hasAffinity || needsTaints(cons)) && !eligible(pod.Pod, req, cons, n.Node) {
+			continue
+		}
+		for i, c := range cons {
+			s.counts[i][vals[i]] += countMatching(pod.Pod, c, n)
+		}
+	}
 }
 
 func needsTaints(cons []constraint) bool {

@@ -2,6 +2,8 @@ package podtopologyspread
 
 import (
 	"context"
+	"fmt"
+	"reflect"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -83,4 +85,40 @@ func TestScoreFavoursEmptierDomains(t *testing.T) {
 	if !(scores[2].Score > scores[1].Score && scores[1].Score > scores[0].Score) {
 		t.Errorf("scores = %v, want c > b > a", scores)
 	}
+}
+
+// TestDomainCountsFollowTheCache checks the counts kept across cycles
+// against a fresh count after pods are added, removed and a node changes.
+func TestDomainCountsFollowTheCache(t *testing.T) {
+	c := framework.NewCache()
+	for i, z := range []string{"z1", "z1", "z2", "z3"} {
+		c.AddNode(tu.Node(fmt.Sprintf("n%d", i), 4, 8, map[string]string{"zone": z}))
+	}
+	kept := &Plugin{}
+	check := func(step string) {
+		t.Helper()
+		c.WithSnapshot(func(snap *framework.Snapshot) {
+			pi := framework.NewPodInfo(spreadPod("zone", 1, v1.DoNotSchedule))
+			a, b := framework.NewCycleState(), framework.NewCycleState()
+			kept.PreFilter(context.Background(), a, pi, snap)
+			(&Plugin{}).PreFilter(context.Background(), b, pi, snap)
+			ga, _ := a.Read(filterKey)
+			gb, _ := b.Read(filterKey)
+			if !reflect.DeepEqual(ga.(*filterState).counts, gb.(*filterState).counts) || !reflect.DeepEqual(ga.(*filterState).minMatch, gb.(*filterState).minMatch) {
+				t.Errorf("%s: kept %v/%v, fresh %v/%v", step, ga.(*filterState).counts, ga.(*filterState).minMatch, gb.(*filterState).counts, gb.(*filterState).minMatch)
+			}
+		})
+	}
+	check("empty")
+	w1, w2 := web("w1", "n0"), web("w2", "n2")
+	c.AddPod(w1)
+	check("one pod")
+	c.AddPod(w2)
+	check("two pods")
+	c.RemovePod(w1.UID)
+	check("removed")
+	c.UpdateNode(tu.Node("n3", 4, 8, map[string]string{"zone": "z2"}))
+	check("relabelled node")
+	c.AddNode(tu.Node("n4", 4, 8, nil))
+	check("node without the key")
 }
