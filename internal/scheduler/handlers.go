@@ -12,9 +12,12 @@ func terminal(p *v1.Pod) bool {
 	return p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed
 }
 
-// responsible reports whether the pod waits for this scheduler.
+// responsible reports whether the pod waits for this scheduler. A pod
+// with scheduling gates waits for someone else first; removing the last
+// gate is a spec update, which queues it.
 func responsible(p *v1.Pod) bool {
-	return p.Spec.NodeName == "" && p.Spec.SchedulerName == SchedulerName && !terminal(p) && p.DeletionTimestamp == nil
+	return p.Spec.NodeName == "" && p.Spec.SchedulerName == SchedulerName && !terminal(p) && p.DeletionTimestamp == nil &&
+		len(p.Spec.SchedulingGates) == 0
 }
 
 func asPod(obj any) *v1.Pod {

@@ -442,3 +442,22 @@ func TestSchedulerCordonStopsPlacements(t *testing.T) {
 		t.Errorf("pod placed on %s after uncordon, want %s", got, a)
 	}
 }
+
+func TestSchedulerWaitsForSchedulingGates(t *testing.T) {
+	e := newSchedEnv(t)
+	e.node("only", 4, nil)
+	e.pod("gated", "100m", func(p *v1.Pod) { p.Spec.SchedulingGates = []v1.PodSchedulingGate{{Name: "example.com/quota"}} })
+	time.Sleep(time.Second)
+	p, err := client.CoreV1().Pods(e.ns).Get(context.Background(), "gated", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Spec.NodeName != "" {
+		t.Fatalf("gated pod bound to %s", p.Spec.NodeName)
+	}
+	p.Spec.SchedulingGates = nil
+	if _, err := client.CoreV1().Pods(e.ns).Update(context.Background(), p, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("remove the gate: %v", err)
+	}
+	e.placements("gated")
+}
