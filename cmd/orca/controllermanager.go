@@ -1,20 +1,9 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"net"
-	"net/http"
-	"os"
-	"os/signal"
-	"syscall"
-	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
-	"golang.org/x/sync/errgroup"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/orca-project/orca/internal/controllermanager"
@@ -39,35 +28,12 @@ func newControllerManagerCommand() *cobra.Command {
 				return fmt.Errorf("load kubeconfig %s: %w", kubeconfig, err)
 			}
 			cfg.QPS, cfg.Burst = qps, burst
-			reg := prometheus.NewRegistry()
-			reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+			reg := newComponentRegistry()
 			m, err := controllermanager.New(controllermanager.Config{REST: cfg, Log: log, Metrics: reg})
 			if err != nil {
 				return err
 			}
-			ln, err := net.Listen("tcp", address)
-			if err != nil {
-				return fmt.Errorf("listen for health and metrics: %w", err)
-			}
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			srv := &http.Server{Handler: m.Handler(reg), ReadHeaderTimeout: 10 * time.Second}
-			g, gctx := errgroup.WithContext(ctx)
-			g.Go(func() error { return m.Run(gctx) })
-			g.Go(func() error {
-				if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-					return fmt.Errorf("serve health and metrics: %w", err)
-				}
-				return nil
-			})
-			g.Go(func() error {
-				<-gctx.Done()
-				sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-				defer cancel()
-				return srv.Shutdown(sctx)
-			})
-			log.Info("controller manager started", "healthAndMetrics", ln.Addr().String())
-			return g.Wait()
+			return runStandalone("controller manager", address, log, m.Handler(reg), m.Run)
 		},
 	}
 	f := cmd.Flags()

@@ -1,20 +1,9 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"net"
-	"net/http"
-	"os"
-	"os/signal"
-	"syscall"
-	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
-	"golang.org/x/sync/errgroup"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -46,8 +35,7 @@ func newSchedulerCommand() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("scheduler client: %w", err)
 			}
-			reg := prometheus.NewRegistry()
-			reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+			reg := newComponentRegistry()
 			s, err := scheduler.New(scheduler.Config{
 				Client: client, Log: log, Metrics: reg,
 				PercentageOfNodesToScore: percentage, DisablePreemption: noPreemption, LeaderElection: leaderElect,
@@ -55,29 +43,7 @@ func newSchedulerCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ln, err := net.Listen("tcp", address)
-			if err != nil {
-				return fmt.Errorf("listen for health and metrics: %w", err)
-			}
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			srv := &http.Server{Handler: s.Handler(reg), ReadHeaderTimeout: 10 * time.Second}
-			g, gctx := errgroup.WithContext(ctx)
-			g.Go(func() error { return s.Run(gctx) })
-			g.Go(func() error {
-				if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-					return fmt.Errorf("serve health and metrics: %w", err)
-				}
-				return nil
-			})
-			g.Go(func() error {
-				<-gctx.Done()
-				sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-				defer cancel()
-				return srv.Shutdown(sctx)
-			})
-			log.Info("scheduler started", "healthAndMetrics", ln.Addr().String())
-			return g.Wait()
+			return runStandalone("scheduler", address, log, s.Handler(reg), s.Run)
 		},
 	}
 	f := cmd.Flags()
