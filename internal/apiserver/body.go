@@ -27,6 +27,21 @@ func (s *Server) readBody(r *http.Request) ([]byte, error) {
 	return body, nil
 }
 
+// writeInput reads what every write request carries: its dryRun flag,
+// its field validation and its body.
+func (s *Server) writeInput(r *http.Request) (dryRun bool, fv fieldValidation, body []byte, err error) {
+	if dryRun, err = parseDryRun(r); err != nil {
+		return false, "", nil, err
+	}
+	if fv, err = parseFieldValidation(r); err != nil {
+		return false, "", nil, err
+	}
+	if body, err = s.readBody(r); err != nil {
+		return false, "", nil, err
+	}
+	return dryRun, fv, body, nil
+}
+
 // fieldValidation is the fieldValidation query parameter: what to do with
 // unknown or duplicate fields in a body.
 type fieldValidation string

@@ -102,17 +102,7 @@ func (s *Server) handlePatch(w http.ResponseWriter, r *http.Request, res *resour
 		s.writeError(w, r, err)
 		return
 	}
-	dry, err := parseDryRun(r)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	fv, err := parseFieldValidation(r)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	body, err := s.readBody(r)
+	dry, fv, body, err := s.writeInput(r)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -62,17 +62,7 @@ func (s *Server) serveScale(w http.ResponseWriter, r *http.Request, res *resourc
 		}
 		s.writeObject(w, r, http.StatusOK, scaleOf(res, obj))
 	case "update", "patch":
-		dry, err := parseDryRun(r)
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		fv, err := parseFieldValidation(r)
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		body, err := s.readBody(r)
+		dry, fv, body, err := s.writeInput(r)
 		if err != nil {
 			s.writeError(w, r, err)
 			return

@@ -45,15 +45,7 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, res *resou
 
 // readObject decodes a write's body and its dryRun flag.
 func (s *Server) readObject(r *http.Request, res *resource, warn *warnings) (runtime.Object, bool, error) {
-	dry, err := parseDryRun(r)
-	if err != nil {
-		return nil, false, err
-	}
-	fv, err := parseFieldValidation(r)
-	if err != nil {
-		return nil, false, err
-	}
-	body, err := s.readBody(r)
+	dry, fv, body, err := s.writeInput(r)
 	if err != nil {
 		return nil, false, err
 	}
