@@ -8,7 +8,7 @@ BIN       ?= bin/orca
 LDFLAGS   ?= $(shell hack/ldflags.sh)
 export LDFLAGS
 
-.PHONY: all build up down test test-unit test-integration fuzz bench vet clean
+.PHONY: all build up down test test-unit test-integration fuzz bench bench-scheduler vet clean
 
 all: build
 
@@ -40,7 +40,9 @@ fuzz:
 ## bench: run the benchmarks and print comparable figures
 bench:
 	$(GO) run -ldflags "$(LDFLAGS)" ./bench/apiserver
-bench-scheduler: ; $(GO) run -ldflags "$(LDFLAGS)" ./bench/scheduler $(ARGS)
+## bench-scheduler: scheduler benchmarks (ARGS='-run REGEXP' selects scenarios)
+bench-scheduler:
+	$(GO) run -ldflags "$(LDFLAGS)" ./bench/scheduler $(ARGS)
 
 vet:
 	$(GO) vet ./...
