@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/spf13/cobra"
+	"k8s.io/klog/v2"
 )
 
 func newRootCommand() *cobra.Command {
@@ -36,5 +37,9 @@ func newLogger(level string) *slog.Logger {
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		l = slog.LevelInfo
 	}
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l}))
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l}))
+	// client-go logs through klog (leader election, event broadcasting);
+	// sending it to the same handler keeps one structured format.
+	klog.SetSlogLogger(log)
+	return log
 }

@@ -8,11 +8,14 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.etcd.io/etcd/server/v3/etcdserver/api/v3client"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 )
 
 // Config says where the member keeps its data and listens.
@@ -31,8 +34,29 @@ type Config struct {
 
 // Server is a running embedded member.
 type Server struct {
-	etcd   *embed.Etcd
-	client *clientv3.Client
+	etcd    *embed.Etcd
+	client  *clientv3.Client
+	closing *atomic.Bool
+}
+
+// quietOnClose drops what etcd logs while it is being shut down on
+// purpose: its listeners report "use of closed network connection" and
+// "server closed" as errors, which would read like a failure to a person
+// stopping the server.
+type quietOnClose struct {
+	zapcore.Core
+	closing *atomic.Bool
+}
+
+func (q quietOnClose) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
+	if q.closing.Load() {
+		return ce
+	}
+	return q.Core.Check(e, ce)
+}
+
+func (q quietOnClose) With(fields []zapcore.Field) zapcore.Core {
+	return quietOnClose{Core: q.Core.With(fields), closing: q.closing}
 }
 
 // Start starts the member and waits until it serves requests.
@@ -50,6 +74,16 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if ec.LogLevel == "" {
 		ec.LogLevel = "error"
 	}
+	closing := &atomic.Bool{}
+	zc := zap.NewProductionConfig()
+	if err := zc.Level.UnmarshalText([]byte(ec.LogLevel)); err != nil {
+		return nil, fmt.Errorf("etcd log level %q: %w", ec.LogLevel, err)
+	}
+	lg, err := zc.Build(zap.WrapCore(func(c zapcore.Core) zapcore.Core { return quietOnClose{Core: c, closing: closing} }))
+	if err != nil {
+		return nil, fmt.Errorf("etcd logger: %w", err)
+	}
+	ec.ZapLoggerBuilder = embed.NewZapLoggerBuilder(lg)
 	if cfg.ClientURL == "" {
 		cfg.ClientURL = "unix://" + filepath.Join(cfg.Dir, "client.sock")
 	}
@@ -91,7 +125,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		e.Close()
 		return nil, ctx.Err()
 	}
-	return &Server{etcd: e, client: v3client.New(e.Server)}, nil
+	return &Server{etcd: e, client: v3client.New(e.Server), closing: closing}, nil
 }
 
 // Client returns an in-process client that skips the network.
@@ -102,6 +136,7 @@ func (s *Server) Err() <-chan error { return s.etcd.Err() }
 
 // Close stops the member.
 func (s *Server) Close() {
+	s.closing.Store(true)
 	s.client.Close()
 	s.etcd.Close()
 }
