@@ -19,11 +19,11 @@ func TestValidateControllerRevision(t *testing.T) {
 	}, {
 		name: "missing data",
 		rev:  appsv1.ControllerRevision{Revision: 1},
-		want: []wantErr{{field.ErrorTypeRequired, "data", "data is mandatory"}},
+		want: []wantErr{{Type: field.ErrorTypeRequired, Field: "data", Detail: "data is mandatory"}},
 	}, {
 		name: "negative revision",
 		rev:  appsv1.ControllerRevision{Data: runtime.RawExtension{Raw: []byte(`{}`)}, Revision: -1},
-		want: []wantErr{{field.ErrorTypeInvalid, "revision", "must be greater than or equal to 0"}},
+		want: []wantErr{{Type: field.ErrorTypeInvalid, Field: "revision", Detail: "must be greater than or equal to 0"}},
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -43,7 +43,7 @@ func TestValidateControllerRevisionUpdate(t *testing.T) {
 		{"unchanged", `{"spec":{"a":1}}`, 1, nil},
 		{"reformatted", "{ \"spec\": { \"a\": 1 } }", 1, nil},
 		{"revision may move", `{"spec":{"a":1}}`, 5, nil},
-		{"data changed", `{"spec":{"a":2}}`, 1, []wantErr{{field.ErrorTypeInvalid, "data", "field is immutable"}}},
+		{"data changed", `{"spec":{"a":2}}`, 1, []wantErr{{Type: field.ErrorTypeInvalid, Field: "data", Detail: "field is immutable"}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -112,11 +112,11 @@ func TestValidateDaemonSet(t *testing.T) {
 	}, {
 		name:   "missing selector only fails the label match",
 		mutate: func(ds *appsv1.DaemonSet) { ds.Spec.Selector = nil },
-		want:   []wantErr{{field.ErrorTypeInvalid, "spec.template.metadata.labels", "`selector` does not match template `labels`"}},
+		want:   []wantErr{{Type: field.ErrorTypeInvalid, Field: "spec.template.metadata.labels", Detail: "`selector` does not match template `labels`"}},
 	}, {
 		name:   "empty selector",
 		mutate: func(ds *appsv1.DaemonSet) { ds.Spec.Selector = &metav1.LabelSelector{} },
-		want:   []wantErr{{field.ErrorTypeInvalid, "spec.selector", "empty selector is invalid for daemonset"}},
+		want:   []wantErr{{Type: field.ErrorTypeInvalid, Field: "spec.selector", Detail: "empty selector is invalid for daemonset"}},
 	}, {
 		name: "restart policy, deadline and minReadySeconds",
 		mutate: func(ds *appsv1.DaemonSet) {
@@ -125,22 +125,22 @@ func TestValidateDaemonSet(t *testing.T) {
 			ds.Spec.MinReadySeconds = -1
 		},
 		want: []wantErr{
-			{field.ErrorTypeNotSupported, "spec.template.spec.restartPolicy", ""},
-			{field.ErrorTypeForbidden, "spec.template.spec.activeDeadlineSeconds", "activeDeadlineSeconds in DaemonSet is not Supported"},
-			{field.ErrorTypeInvalid, "spec.minReadySeconds", ""},
+			{Type: field.ErrorTypeNotSupported, Field: "spec.template.spec.restartPolicy", Detail: ""},
+			{Type: field.ErrorTypeForbidden, Field: "spec.template.spec.activeDeadlineSeconds", Detail: "activeDeadlineSeconds in DaemonSet is not Supported"},
+			{Type: field.ErrorTypeInvalid, Field: "spec.minReadySeconds", Detail: ""},
 		},
 	}, {
 		name: "surge and unavailable both set",
 		mutate: func(ds *appsv1.DaemonSet) {
 			ds.Spec.UpdateStrategy.RollingUpdate.MaxSurge = utilptr.To(intstr.FromInt32(1))
 		},
-		want: []wantErr{{field.ErrorTypeInvalid, "spec.updateStrategy.rollingUpdate.maxSurge", "may not be set when maxUnavailable is non-zero"}},
+		want: []wantErr{{Type: field.ErrorTypeInvalid, Field: "spec.updateStrategy.rollingUpdate.maxSurge", Detail: "may not be set when maxUnavailable is non-zero"}},
 	}, {
 		name: "surge and unavailable both zero",
 		mutate: func(ds *appsv1.DaemonSet) {
 			ds.Spec.UpdateStrategy.RollingUpdate.MaxUnavailable = utilptr.To(intstr.FromString("0%"))
 		},
-		want: []wantErr{{field.ErrorTypeRequired, "spec.updateStrategy.rollingUpdate.maxUnavailable", "cannot be 0 when maxSurge is 0"}},
+		want: []wantErr{{Type: field.ErrorTypeRequired, Field: "spec.updateStrategy.rollingUpdate.maxUnavailable", Detail: "cannot be 0 when maxSurge is 0"}},
 	}, {
 		name: "surge only",
 		mutate: func(ds *appsv1.DaemonSet) {
@@ -153,19 +153,19 @@ func TestValidateDaemonSet(t *testing.T) {
 			ds.Spec.UpdateStrategy.RollingUpdate.MaxUnavailable = utilptr.To(intstr.FromInt32(0))
 			ds.Spec.UpdateStrategy.RollingUpdate.MaxSurge = utilptr.To(intstr.FromString("101%"))
 		},
-		want: []wantErr{{field.ErrorTypeInvalid, "spec.updateStrategy.rollingUpdate.maxSurge", "must not be greater than 100%"}},
+		want: []wantErr{{Type: field.ErrorTypeInvalid, Field: "spec.updateStrategy.rollingUpdate.maxSurge", Detail: "must not be greater than 100%"}},
 	}, {
 		name:   "rolling update without parameters",
 		mutate: func(ds *appsv1.DaemonSet) { ds.Spec.UpdateStrategy.RollingUpdate = nil },
-		want:   []wantErr{{field.ErrorTypeRequired, "spec.updateStrategy.rollingUpdate", ""}},
+		want:   []wantErr{{Type: field.ErrorTypeRequired, Field: "spec.updateStrategy.rollingUpdate", Detail: ""}},
 	}, {
 		name:   "unknown strategy",
 		mutate: func(ds *appsv1.DaemonSet) { ds.Spec.UpdateStrategy.Type = "Surge" },
-		want:   []wantErr{{field.ErrorTypeNotSupported, "spec.updateStrategy", ""}},
+		want:   []wantErr{{Type: field.ErrorTypeNotSupported, Field: "spec.updateStrategy", Detail: ""}},
 	}, {
 		name:   "negative revision history",
 		mutate: func(ds *appsv1.DaemonSet) { ds.Spec.RevisionHistoryLimit = utilptr.To[int32](-1) },
-		want:   []wantErr{{field.ErrorTypeInvalid, "spec.revisionHistoryLimit", ""}},
+		want:   []wantErr{{Type: field.ErrorTypeInvalid, Field: "spec.revisionHistoryLimit", Detail: ""}},
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -180,6 +180,6 @@ func TestValidateDaemonSetUpdate(t *testing.T) {
 	old := validDaemonSet()
 	changed := old.DeepCopy()
 	changed.Spec.Selector.MatchLabels["tier"] = "node"
-	checkErrs(t, validateDaemonSetUpdate(changed, old), []wantErr{{field.ErrorTypeInvalid, "spec.selector", "field is immutable"}})
+	checkErrs(t, validateDaemonSetUpdate(changed, old), []wantErr{{Type: field.ErrorTypeInvalid, Field: "spec.selector", Detail: "field is immutable"}})
 	checkErrs(t, validateDaemonSetUpdate(old.DeepCopy(), old), nil)
 }

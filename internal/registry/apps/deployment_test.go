@@ -92,19 +92,19 @@ func TestValidateDeployment(t *testing.T) {
 		name:   "missing selector",
 		mutate: func(d *appsv1.Deployment) { d.Spec.Selector = nil },
 		want: []wantErr{
-			{field.ErrorTypeRequired, "spec.selector", ""},
-			{field.ErrorTypeInvalid, "spec.template.metadata.labels", "`selector` does not match template `labels`"},
+			{Type: field.ErrorTypeRequired, Field: "spec.selector", Detail: ""},
+			{Type: field.ErrorTypeInvalid, Field: "spec.template.metadata.labels", Detail: "`selector` does not match template `labels`"},
 		},
 	}, {
 		name:   "empty selector",
 		mutate: func(d *appsv1.Deployment) { d.Spec.Selector = &metav1.LabelSelector{} },
-		want:   []wantErr{{field.ErrorTypeInvalid, "spec.selector", "empty selector is invalid for deployment"}},
+		want:   []wantErr{{Type: field.ErrorTypeInvalid, Field: "spec.selector", Detail: "empty selector is invalid for deployment"}},
 	}, {
 		name: "selector does not match template",
 		mutate: func(d *appsv1.Deployment) {
 			d.Spec.Selector.MatchLabels = map[string]string{"app": "other"}
 		},
-		want: []wantErr{{field.ErrorTypeInvalid, "spec.template.metadata.labels", "`selector` does not match template `labels`"}},
+		want: []wantErr{{Type: field.ErrorTypeInvalid, Field: "spec.template.metadata.labels", Detail: "`selector` does not match template `labels`"}},
 	}, {
 		name: "unparseable selector skips the template",
 		mutate: func(d *appsv1.Deployment) {
@@ -112,34 +112,34 @@ func TestValidateDeployment(t *testing.T) {
 			d.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyNever
 		},
 		want: []wantErr{
-			{field.ErrorTypeInvalid, "spec.selector.matchExpressions[0].operator", "not a valid selector operator"},
-			{field.ErrorTypeInvalid, "spec.selector", "invalid label selector"},
+			{Type: field.ErrorTypeInvalid, Field: "spec.selector.matchExpressions[0].operator", Detail: "not a valid selector operator"},
+			{Type: field.ErrorTypeInvalid, Field: "spec.selector", Detail: "invalid label selector"},
 		},
 	}, {
 		name:   "negative replicas",
 		mutate: func(d *appsv1.Deployment) { d.Spec.Replicas = utilptr.To[int32](-1) },
-		want:   []wantErr{{field.ErrorTypeInvalid, "spec.replicas", "must be greater than or equal to 0"}},
+		want:   []wantErr{{Type: field.ErrorTypeInvalid, Field: "spec.replicas", Detail: "must be greater than or equal to 0"}},
 	}, {
 		name:   "restart policy must be Always",
 		mutate: func(d *appsv1.Deployment) { d.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyOnFailure },
-		want:   []wantErr{{field.ErrorTypeNotSupported, "spec.template.spec.restartPolicy", ""}},
+		want:   []wantErr{{Type: field.ErrorTypeNotSupported, Field: "spec.template.spec.restartPolicy", Detail: ""}},
 	}, {
 		name:   "no active deadline",
 		mutate: func(d *appsv1.Deployment) { d.Spec.Template.Spec.ActiveDeadlineSeconds = utilptr.To[int64](10) },
-		want:   []wantErr{{field.ErrorTypeForbidden, "spec.template.spec.activeDeadlineSeconds", "activeDeadlineSeconds in ReplicaSet is not Supported"}},
+		want:   []wantErr{{Type: field.ErrorTypeForbidden, Field: "spec.template.spec.activeDeadlineSeconds", Detail: "activeDeadlineSeconds in ReplicaSet is not Supported"}},
 	}, {
 		name: "surge and unavailable both zero",
 		mutate: func(d *appsv1.Deployment) {
 			d.Spec.Strategy.RollingUpdate.MaxSurge = utilptr.To(intstr.FromInt32(0))
 			d.Spec.Strategy.RollingUpdate.MaxUnavailable = utilptr.To(intstr.FromString("0%"))
 		},
-		want: []wantErr{{field.ErrorTypeInvalid, "spec.strategy.rollingUpdate.maxUnavailable", "may not be 0 when `maxSurge` is 0"}},
+		want: []wantErr{{Type: field.ErrorTypeInvalid, Field: "spec.strategy.rollingUpdate.maxUnavailable", Detail: "may not be 0 when `maxSurge` is 0"}},
 	}, {
 		name: "unavailable over 100%",
 		mutate: func(d *appsv1.Deployment) {
 			d.Spec.Strategy.RollingUpdate.MaxUnavailable = utilptr.To(intstr.FromString("110%"))
 		},
-		want: []wantErr{{field.ErrorTypeInvalid, "spec.strategy.rollingUpdate.maxUnavailable", "must not be greater than 100%"}},
+		want: []wantErr{{Type: field.ErrorTypeInvalid, Field: "spec.strategy.rollingUpdate.maxUnavailable", Detail: "must not be greater than 100%"}},
 	}, {
 		name: "surge over 100% is allowed",
 		mutate: func(d *appsv1.Deployment) {
@@ -150,43 +150,43 @@ func TestValidateDeployment(t *testing.T) {
 		mutate: func(d *appsv1.Deployment) {
 			d.Spec.Strategy.RollingUpdate.MaxSurge = utilptr.To(intstr.FromString("lots"))
 		},
-		want: []wantErr{{field.ErrorTypeInvalid, "spec.strategy.rollingUpdate.maxSurge", ""}},
+		want: []wantErr{{Type: field.ErrorTypeInvalid, Field: "spec.strategy.rollingUpdate.maxSurge", Detail: ""}},
 	}, {
 		name: "negative unavailable",
 		mutate: func(d *appsv1.Deployment) {
 			d.Spec.Strategy.RollingUpdate.MaxUnavailable = utilptr.To(intstr.FromInt32(-1))
 		},
-		want: []wantErr{{field.ErrorTypeInvalid, "spec.strategy.rollingUpdate.maxUnavailable", "must be greater than or equal to 0"}},
+		want: []wantErr{{Type: field.ErrorTypeInvalid, Field: "spec.strategy.rollingUpdate.maxUnavailable", Detail: "must be greater than or equal to 0"}},
 	}, {
 		name:   "recreate with rolling update",
 		mutate: func(d *appsv1.Deployment) { d.Spec.Strategy.Type = appsv1.RecreateDeploymentStrategyType },
-		want:   []wantErr{{field.ErrorTypeForbidden, "spec.strategy.rollingUpdate", "may not be specified when strategy `type` is 'Recreate'"}},
+		want:   []wantErr{{Type: field.ErrorTypeForbidden, Field: "spec.strategy.rollingUpdate", Detail: "may not be specified when strategy `type` is 'Recreate'"}},
 	}, {
 		name:   "rolling update without parameters",
 		mutate: func(d *appsv1.Deployment) { d.Spec.Strategy.RollingUpdate = nil },
-		want:   []wantErr{{field.ErrorTypeRequired, "spec.strategy.rollingUpdate", ""}},
+		want:   []wantErr{{Type: field.ErrorTypeRequired, Field: "spec.strategy.rollingUpdate", Detail: ""}},
 	}, {
 		name:   "unknown strategy",
 		mutate: func(d *appsv1.Deployment) { d.Spec.Strategy.Type = "BlueGreen" },
-		want:   []wantErr{{field.ErrorTypeNotSupported, "spec.strategy", ""}},
+		want:   []wantErr{{Type: field.ErrorTypeNotSupported, Field: "spec.strategy", Detail: ""}},
 	}, {
 		name:   "negative minReadySeconds",
 		mutate: func(d *appsv1.Deployment) { d.Spec.MinReadySeconds = -1 },
-		want:   []wantErr{{field.ErrorTypeInvalid, "spec.minReadySeconds", ""}},
+		want:   []wantErr{{Type: field.ErrorTypeInvalid, Field: "spec.minReadySeconds", Detail: ""}},
 	}, {
 		name:   "negative revision history",
 		mutate: func(d *appsv1.Deployment) { d.Spec.RevisionHistoryLimit = utilptr.To[int32](-1) },
-		want:   []wantErr{{field.ErrorTypeInvalid, "spec.revisionHistoryLimit", ""}},
+		want:   []wantErr{{Type: field.ErrorTypeInvalid, Field: "spec.revisionHistoryLimit", Detail: ""}},
 	}, {
 		name:   "deadline not beyond minReadySeconds",
 		mutate: func(d *appsv1.Deployment) { d.Spec.MinReadySeconds = 600 },
-		want:   []wantErr{{field.ErrorTypeInvalid, "spec.progressDeadlineSeconds", "must be greater than minReadySeconds"}},
+		want:   []wantErr{{Type: field.ErrorTypeInvalid, Field: "spec.progressDeadlineSeconds", Detail: "must be greater than minReadySeconds"}},
 	}, {
 		name:   "negative deadline",
 		mutate: func(d *appsv1.Deployment) { d.Spec.ProgressDeadlineSeconds = utilptr.To[int32](-1) },
 		want: []wantErr{
-			{field.ErrorTypeInvalid, "spec.progressDeadlineSeconds", "must be greater than or equal to 0"},
-			{field.ErrorTypeInvalid, "spec.progressDeadlineSeconds", "must be greater than minReadySeconds"},
+			{Type: field.ErrorTypeInvalid, Field: "spec.progressDeadlineSeconds", Detail: "must be greater than or equal to 0"},
+			{Type: field.ErrorTypeInvalid, Field: "spec.progressDeadlineSeconds", Detail: "must be greater than minReadySeconds"},
 		},
 	}}
 	for _, tc := range tests {
@@ -215,7 +215,7 @@ func TestValidateDeploymentUpdate(t *testing.T) {
 			d.Spec.Selector.MatchLabels["tier"] = "front"
 			d.Spec.Template.Labels["tier"] = "front"
 		},
-		want: []wantErr{{field.ErrorTypeInvalid, "spec.selector", "field is immutable"}},
+		want: []wantErr{{Type: field.ErrorTypeInvalid, Field: "spec.selector", Detail: "field is immutable"}},
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,41 +1,16 @@
 package apps
 
 import (
-	"fmt"
-	"testing"
+	"github.com/orca-project/orca/internal/registry/registrytest"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// wantErr is one expected validation error. An empty detail matches any.
-type wantErr struct {
-	typ    field.ErrorType
-	field  string
-	detail string
-}
+// wantErr and checkErrs are the shared validation-test helpers.
+type wantErr = registrytest.WantErr
 
-func checkErrs(t *testing.T, got field.ErrorList, want []wantErr) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("got %d errors, want %d:\n%s", len(got), len(want), describe(got))
-	}
-	for i, w := range want {
-		g := got[i]
-		if g.Type != w.typ || g.Field != w.field || (w.detail != "" && g.Detail != w.detail) {
-			t.Errorf("error %d: got %s %q (%q), want %s %q (%q)", i, g.Type, g.Field, g.Detail, w.typ, w.field, w.detail)
-		}
-	}
-}
-
-func describe(errs field.ErrorList) string {
-	s := ""
-	for _, e := range errs {
-		s += fmt.Sprintf("  %s\n", e.Error())
-	}
-	return s
-}
+var checkErrs = registrytest.CheckErrs
 
 func podTemplate(labels map[string]string) corev1.PodTemplateSpec {
 	return corev1.PodTemplateSpec{

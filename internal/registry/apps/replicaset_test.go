@@ -54,30 +54,30 @@ func TestValidateReplicaSet(t *testing.T) {
 		name:   "negative replicas and minReadySeconds",
 		mutate: func(rs *appsv1.ReplicaSet) { rs.Spec.Replicas = utilptr.To[int32](-2); rs.Spec.MinReadySeconds = -1 },
 		want: []wantErr{
-			{field.ErrorTypeInvalid, "spec.replicas", ""},
-			{field.ErrorTypeInvalid, "spec.minReadySeconds", ""},
+			{Type: field.ErrorTypeInvalid, Field: "spec.replicas", Detail: ""},
+			{Type: field.ErrorTypeInvalid, Field: "spec.minReadySeconds", Detail: ""},
 		},
 	}, {
 		name:   "missing selector",
 		mutate: func(rs *appsv1.ReplicaSet) { rs.Spec.Selector = nil },
 		want: []wantErr{
-			{field.ErrorTypeRequired, "spec.selector", ""},
-			{field.ErrorTypeInvalid, "spec.template.metadata.labels", ""},
+			{Type: field.ErrorTypeRequired, Field: "spec.selector", Detail: ""},
+			{Type: field.ErrorTypeInvalid, Field: "spec.template.metadata.labels", Detail: ""},
 		},
 	}, {
 		name:   "empty selector keeps upstream's wording",
 		mutate: func(rs *appsv1.ReplicaSet) { rs.Spec.Selector = &metav1.LabelSelector{} },
-		want:   []wantErr{{field.ErrorTypeInvalid, "spec.selector", "empty selector is invalid for deployment"}},
+		want:   []wantErr{{Type: field.ErrorTypeInvalid, Field: "spec.selector", Detail: "empty selector is invalid for deployment"}},
 	}, {
 		name: "selector expression not satisfied",
 		mutate: func(rs *appsv1.ReplicaSet) {
 			rs.Spec.Selector.MatchExpressions = []metav1.LabelSelectorRequirement{{Key: "tier", Operator: metav1.LabelSelectorOpExists}}
 		},
-		want: []wantErr{{field.ErrorTypeInvalid, "spec.template.metadata.labels", "`selector` does not match template `labels`"}},
+		want: []wantErr{{Type: field.ErrorTypeInvalid, Field: "spec.template.metadata.labels", Detail: "`selector` does not match template `labels`"}},
 	}, {
 		name:   "restart policy",
 		mutate: func(rs *appsv1.ReplicaSet) { rs.Spec.Template.Spec.RestartPolicy = "Never" },
-		want:   []wantErr{{field.ErrorTypeNotSupported, "spec.template.spec.restartPolicy", ""}},
+		want:   []wantErr{{Type: field.ErrorTypeNotSupported, Field: "spec.template.spec.restartPolicy", Detail: ""}},
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -96,5 +96,5 @@ func TestValidateReplicaSetUpdate(t *testing.T) {
 
 	moved := old.DeepCopy()
 	moved.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"pod-template-hash": "abc"}}
-	checkErrs(t, validateReplicaSetUpdate(moved, old), []wantErr{{field.ErrorTypeInvalid, "spec.selector", "field is immutable"}})
+	checkErrs(t, validateReplicaSetUpdate(moved, old), []wantErr{{Type: field.ErrorTypeInvalid, Field: "spec.selector", Detail: "field is immutable"}})
 }

@@ -153,7 +153,7 @@ func TestValidateStatefulSet(t *testing.T) {
 			s.Spec.Template.Spec.Containers[0].VolumeMounts = append(s.Spec.Template.Spec.Containers[0].VolumeMounts,
 				corev1.VolumeMount{Name: "scratch", MountPath: "/scratch"})
 		},
-		want: []wantErr{{field.ErrorTypeNotFound, "spec.template.spec.containers[0].volumeMounts[1].name", ""}},
+		want: []wantErr{{Type: field.ErrorTypeNotFound, Field: "spec.template.spec.containers[0].volumeMounts[1].name", Detail: ""}},
 	}, {
 		// The volume added for the claim is not reported itself, but pods
 		// could not mount it under that name, which is.
@@ -162,47 +162,47 @@ func TestValidateStatefulSet(t *testing.T) {
 			s.Spec.VolumeClaimTemplates[0].Name = "Data_Dir"
 			s.Spec.Template.Spec.Containers[0].VolumeMounts[0].Name = "Data_Dir"
 		},
-		want: []wantErr{{field.ErrorTypeNotFound, "spec.template.spec.containers[0].volumeMounts[0].name", ""}},
+		want: []wantErr{{Type: field.ErrorTypeNotFound, Field: "spec.template.spec.containers[0].volumeMounts[0].name", Detail: ""}},
 	}, {
 		name:   "missing pod management policy",
 		mutate: func(s *appsv1.StatefulSet) { s.Spec.PodManagementPolicy = "" },
-		want:   []wantErr{{field.ErrorTypeRequired, "spec.podManagementPolicy", ""}},
+		want:   []wantErr{{Type: field.ErrorTypeRequired, Field: "spec.podManagementPolicy", Detail: ""}},
 	}, {
 		name:   "unknown pod management policy",
 		mutate: func(s *appsv1.StatefulSet) { s.Spec.PodManagementPolicy = "Random" },
-		want:   []wantErr{{field.ErrorTypeInvalid, "spec.podManagementPolicy", "must be 'OrderedReady' or 'Parallel'"}},
+		want:   []wantErr{{Type: field.ErrorTypeInvalid, Field: "spec.podManagementPolicy", Detail: "must be 'OrderedReady' or 'Parallel'"}},
 	}, {
 		name:   "missing update strategy",
 		mutate: func(s *appsv1.StatefulSet) { s.Spec.UpdateStrategy.Type = "" },
-		want:   []wantErr{{field.ErrorTypeRequired, "spec.updateStrategy", ""}},
+		want:   []wantErr{{Type: field.ErrorTypeRequired, Field: "spec.updateStrategy", Detail: ""}},
 	}, {
 		name:   "on delete with rolling update",
 		mutate: func(s *appsv1.StatefulSet) { s.Spec.UpdateStrategy.Type = appsv1.OnDeleteStatefulSetStrategyType },
-		want:   []wantErr{{field.ErrorTypeInvalid, "spec.updateStrategy.rollingUpdate", "only allowed for updateStrategy 'RollingUpdate'"}},
+		want:   []wantErr{{Type: field.ErrorTypeInvalid, Field: "spec.updateStrategy.rollingUpdate", Detail: "only allowed for updateStrategy 'RollingUpdate'"}},
 	}, {
 		name:   "unknown update strategy",
 		mutate: func(s *appsv1.StatefulSet) { s.Spec.UpdateStrategy.Type = "Canary" },
-		want:   []wantErr{{field.ErrorTypeInvalid, "spec.updateStrategy", "must be 'RollingUpdate' or 'OnDelete'"}},
+		want:   []wantErr{{Type: field.ErrorTypeInvalid, Field: "spec.updateStrategy", Detail: "must be 'RollingUpdate' or 'OnDelete'"}},
 	}, {
 		name:   "negative partition",
 		mutate: func(s *appsv1.StatefulSet) { s.Spec.UpdateStrategy.RollingUpdate.Partition = utilptr.To[int32](-1) },
-		want:   []wantErr{{field.ErrorTypeInvalid, "spec.updateStrategy.rollingUpdate.partition", ""}},
+		want:   []wantErr{{Type: field.ErrorTypeInvalid, Field: "spec.updateStrategy.rollingUpdate.partition", Detail: ""}},
 	}, {
 		name: "zero max unavailable",
 		mutate: func(s *appsv1.StatefulSet) {
 			s.Spec.UpdateStrategy.RollingUpdate.MaxUnavailable = utilptr.To(intstr.FromString("0%"))
 		},
-		want: []wantErr{{field.ErrorTypeInvalid, "spec.updateStrategy.rollingUpdate.maxUnavailable", "cannot be 0"}},
+		want: []wantErr{{Type: field.ErrorTypeInvalid, Field: "spec.updateStrategy.rollingUpdate.maxUnavailable", Detail: "cannot be 0"}},
 	}, {
 		name: "max unavailable over 100%",
 		mutate: func(s *appsv1.StatefulSet) {
 			s.Spec.UpdateStrategy.RollingUpdate.MaxUnavailable = utilptr.To(intstr.FromString("150%"))
 		},
-		want: []wantErr{{field.ErrorTypeInvalid, "spec.updateStrategy.rollingUpdate.maxUnavailable", "must not be greater than 100%"}},
+		want: []wantErr{{Type: field.ErrorTypeInvalid, Field: "spec.updateStrategy.rollingUpdate.maxUnavailable", Detail: "must not be greater than 100%"}},
 	}, {
 		name:   "unknown retention policy",
 		mutate: func(s *appsv1.StatefulSet) { s.Spec.PersistentVolumeClaimRetentionPolicy.WhenScaled = "Keep" },
-		want:   []wantErr{{field.ErrorTypeNotSupported, "spec.persistentVolumeClaimRetentionPolicy.whenScaled", ""}},
+		want:   []wantErr{{Type: field.ErrorTypeNotSupported, Field: "spec.persistentVolumeClaimRetentionPolicy.whenScaled", Detail: ""}},
 	}, {
 		name: "negative counts",
 		mutate: func(s *appsv1.StatefulSet) {
@@ -211,20 +211,20 @@ func TestValidateStatefulSet(t *testing.T) {
 			s.Spec.Ordinals = &appsv1.StatefulSetOrdinals{Start: -1}
 		},
 		want: []wantErr{
-			{field.ErrorTypeInvalid, "spec.replicas", ""},
-			{field.ErrorTypeInvalid, "spec.minReadySeconds", ""},
-			{field.ErrorTypeInvalid, "spec.ordinals.start", ""},
+			{Type: field.ErrorTypeInvalid, Field: "spec.replicas", Detail: ""},
+			{Type: field.ErrorTypeInvalid, Field: "spec.minReadySeconds", Detail: ""},
+			{Type: field.ErrorTypeInvalid, Field: "spec.ordinals.start", Detail: ""},
 		},
 	}, {
 		name:   "empty selector",
 		mutate: func(s *appsv1.StatefulSet) { s.Spec.Selector = &metav1.LabelSelector{} },
-		want:   []wantErr{{field.ErrorTypeInvalid, "spec.selector", "empty selector is invalid for statefulset"}},
+		want:   []wantErr{{Type: field.ErrorTypeInvalid, Field: "spec.selector", Detail: "empty selector is invalid for statefulset"}},
 	}, {
 		name:   "missing selector",
 		mutate: func(s *appsv1.StatefulSet) { s.Spec.Selector = nil },
 		want: []wantErr{
-			{field.ErrorTypeRequired, "spec.selector", ""},
-			{field.ErrorTypeInvalid, "spec.template.metadata.labels", ""},
+			{Type: field.ErrorTypeRequired, Field: "spec.selector", Detail: ""},
+			{Type: field.ErrorTypeInvalid, Field: "spec.template.metadata.labels", Detail: ""},
 		},
 	}, {
 		name: "restart policy and deadline checked even with a bad selector",
@@ -234,10 +234,10 @@ func TestValidateStatefulSet(t *testing.T) {
 			s.Spec.Template.Spec.ActiveDeadlineSeconds = utilptr.To[int64](5)
 		},
 		want: []wantErr{
-			{field.ErrorTypeRequired, "spec.selector.matchExpressions[0].values", ""},
-			{field.ErrorTypeInvalid, "spec.selector", ""},
-			{field.ErrorTypeNotSupported, "spec.template.spec.restartPolicy", ""},
-			{field.ErrorTypeForbidden, "spec.template.spec.activeDeadlineSeconds", "activeDeadlineSeconds in StatefulSet is not Supported"},
+			{Type: field.ErrorTypeRequired, Field: "spec.selector.matchExpressions[0].values", Detail: ""},
+			{Type: field.ErrorTypeInvalid, Field: "spec.selector", Detail: ""},
+			{Type: field.ErrorTypeNotSupported, Field: "spec.template.spec.restartPolicy", Detail: ""},
+			{Type: field.ErrorTypeForbidden, Field: "spec.template.spec.activeDeadlineSeconds", Detail: "activeDeadlineSeconds in StatefulSet is not Supported"},
 		},
 	}}
 	for _, tc := range tests {
@@ -288,17 +288,17 @@ func TestValidateStatefulSetUpdate(t *testing.T) {
 	}, {
 		name:   "service name",
 		mutate: func(s *appsv1.StatefulSet) { s.Spec.ServiceName = "other" },
-		want:   []wantErr{{field.ErrorTypeForbidden, "spec", "updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden"}},
+		want:   []wantErr{{Type: field.ErrorTypeForbidden, Field: "spec", Detail: "updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden"}},
 	}, {
 		name: "claim templates",
 		mutate: func(s *appsv1.StatefulSet) {
 			s.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests[corev1.ResourceStorage] = resource.MustParse("2Gi")
 		},
-		want: []wantErr{{field.ErrorTypeForbidden, "spec", ""}},
+		want: []wantErr{{Type: field.ErrorTypeForbidden, Field: "spec", Detail: ""}},
 	}, {
 		name:   "pod management policy",
 		mutate: func(s *appsv1.StatefulSet) { s.Spec.PodManagementPolicy = appsv1.ParallelPodManagement },
-		want:   []wantErr{{field.ErrorTypeForbidden, "spec", ""}},
+		want:   []wantErr{{Type: field.ErrorTypeForbidden, Field: "spec", Detail: ""}},
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -80,31 +80,31 @@ func TestValidateCronJob(t *testing.T) {
 	}, {
 		name:   "missing schedule",
 		mutate: func(cj *batchv1.CronJob) { cj.Spec.Schedule = "" },
-		want:   []wantErr{{field.ErrorTypeRequired, "spec.schedule", ""}},
+		want:   []wantErr{{Type: field.ErrorTypeRequired, Field: "spec.schedule", Detail: ""}},
 	}, {
 		name:   "bad schedule",
 		mutate: func(cj *batchv1.CronJob) { cj.Spec.Schedule = "0 25 * * *" },
-		want:   []wantErr{{field.ErrorTypeInvalid, "spec.schedule", "end of range (25) above maximum (23): 25"}},
+		want:   []wantErr{{Type: field.ErrorTypeInvalid, Field: "spec.schedule", Detail: "end of range (25) above maximum (23): 25"}},
 	}, {
 		name:   "time zone in schedule",
 		mutate: func(cj *batchv1.CronJob) { cj.Spec.Schedule = "CRON_TZ=UTC 0 * * * *" },
-		want:   []wantErr{{field.ErrorTypeInvalid, "spec.schedule", "cannot use TZ or CRON_TZ in schedule, use timeZone field instead"}},
+		want:   []wantErr{{Type: field.ErrorTypeInvalid, Field: "spec.schedule", Detail: "cannot use TZ or CRON_TZ in schedule, use timeZone field instead"}},
 	}, {
 		name:   "unknown time zone",
 		mutate: func(cj *batchv1.CronJob) { cj.Spec.TimeZone = utilptr.To("Mars/Olympus_Mons") },
-		want:   []wantErr{{field.ErrorTypeInvalid, "spec.timeZone", "unknown time zone Mars/Olympus_Mons"}},
+		want:   []wantErr{{Type: field.ErrorTypeInvalid, Field: "spec.timeZone", Detail: "unknown time zone Mars/Olympus_Mons"}},
 	}, {
 		name:   "empty time zone",
 		mutate: func(cj *batchv1.CronJob) { cj.Spec.TimeZone = utilptr.To("") },
-		want:   []wantErr{{field.ErrorTypeInvalid, "spec.timeZone", "timeZone must be nil or non-empty string"}},
+		want:   []wantErr{{Type: field.ErrorTypeInvalid, Field: "spec.timeZone", Detail: "timeZone must be nil or non-empty string"}},
 	}, {
 		name:   "path-like time zone",
 		mutate: func(cj *batchv1.CronJob) { cj.Spec.TimeZone = utilptr.To("../../etc/passwd") },
-		want:   []wantErr{{field.ErrorTypeInvalid, "spec.timeZone", "unknown time zone ../../etc/passwd"}},
+		want:   []wantErr{{Type: field.ErrorTypeInvalid, Field: "spec.timeZone", Detail: "unknown time zone ../../etc/passwd"}},
 	}, {
 		name:   "local time zone",
 		mutate: func(cj *batchv1.CronJob) { cj.Spec.TimeZone = utilptr.To("Local") },
-		want:   []wantErr{{field.ErrorTypeInvalid, "spec.timeZone", "timeZone must be an explicit time zone as defined in https://www.iana.org/time-zones"}},
+		want:   []wantErr{{Type: field.ErrorTypeInvalid, Field: "spec.timeZone", Detail: "timeZone must be an explicit time zone as defined in https://www.iana.org/time-zones"}},
 	}, {
 		name: "negative numbers",
 		mutate: func(cj *batchv1.CronJob) {
@@ -113,18 +113,18 @@ func TestValidateCronJob(t *testing.T) {
 			cj.Spec.FailedJobsHistoryLimit = utilptr.To[int32](-1)
 		},
 		want: []wantErr{
-			{field.ErrorTypeInvalid, "spec.startingDeadlineSeconds", ""},
-			{field.ErrorTypeInvalid, "spec.successfulJobsHistoryLimit", ""},
-			{field.ErrorTypeInvalid, "spec.failedJobsHistoryLimit", ""},
+			{Type: field.ErrorTypeInvalid, Field: "spec.startingDeadlineSeconds", Detail: ""},
+			{Type: field.ErrorTypeInvalid, Field: "spec.successfulJobsHistoryLimit", Detail: ""},
+			{Type: field.ErrorTypeInvalid, Field: "spec.failedJobsHistoryLimit", Detail: ""},
 		},
 	}, {
 		name:   "missing concurrency policy",
 		mutate: func(cj *batchv1.CronJob) { cj.Spec.ConcurrencyPolicy = "" },
-		want:   []wantErr{{field.ErrorTypeRequired, "spec.concurrencyPolicy", ""}},
+		want:   []wantErr{{Type: field.ErrorTypeRequired, Field: "spec.concurrencyPolicy", Detail: ""}},
 	}, {
 		name:   "unknown concurrency policy",
 		mutate: func(cj *batchv1.CronJob) { cj.Spec.ConcurrencyPolicy = "Queue" },
-		want:   []wantErr{{field.ErrorTypeNotSupported, "spec.concurrencyPolicy", ""}},
+		want:   []wantErr{{Type: field.ErrorTypeNotSupported, Field: "spec.concurrencyPolicy", Detail: ""}},
 	}, {
 		name: "job template selector",
 		mutate: func(cj *batchv1.CronJob) {
@@ -132,8 +132,8 @@ func TestValidateCronJob(t *testing.T) {
 			cj.Spec.JobTemplate.Spec.ManualSelector = utilptr.To(true)
 		},
 		want: []wantErr{
-			{field.ErrorTypeInvalid, "spec.jobTemplate.spec.selector", "`selector` will be auto-generated"},
-			{field.ErrorTypeNotSupported, "spec.jobTemplate.spec.manualSelector", ""},
+			{Type: field.ErrorTypeInvalid, Field: "spec.jobTemplate.spec.selector", Detail: "`selector` will be auto-generated"},
+			{Type: field.ErrorTypeNotSupported, Field: "spec.jobTemplate.spec.manualSelector", Detail: ""},
 		},
 	}, {
 		name: "job template spec",
@@ -142,13 +142,13 @@ func TestValidateCronJob(t *testing.T) {
 			cj.Spec.JobTemplate.Spec.Parallelism = utilptr.To[int32](-1)
 		},
 		want: []wantErr{
-			{field.ErrorTypeInvalid, "spec.jobTemplate.spec.parallelism", ""},
-			{field.ErrorTypeRequired, "spec.jobTemplate.spec.template.spec.restartPolicy", ""},
+			{Type: field.ErrorTypeInvalid, Field: "spec.jobTemplate.spec.parallelism", Detail: ""},
+			{Type: field.ErrorTypeRequired, Field: "spec.jobTemplate.spec.template.spec.restartPolicy", Detail: ""},
 		},
 	}, {
 		name:   "name leaves no room for the job suffix",
 		mutate: func(cj *batchv1.CronJob) { cj.Name = strings.Repeat("n", 53) },
-		want:   []wantErr{{field.ErrorTypeInvalid, "metadata.name", "must be no more than 52 characters"}},
+		want:   []wantErr{{Type: field.ErrorTypeInvalid, Field: "metadata.name", Detail: "must be no more than 52 characters"}},
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -194,14 +194,14 @@ func TestValidateJob(t *testing.T) {
 	}, {
 		name:   "restart policy Always",
 		mutate: func(job *batchv1.Job) { job.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyAlways },
-		want:   []wantErr{{field.ErrorTypeRequired, "spec.template.spec.restartPolicy", `valid values: "OnFailure", "Never"`}},
+		want:   []wantErr{{Type: field.ErrorTypeRequired, Field: "spec.template.spec.restartPolicy", Detail: `valid values: "OnFailure", "Never"`}},
 	}, {
 		name:   "unknown restart policy",
 		mutate: func(job *batchv1.Job) { job.Spec.Template.Spec.RestartPolicy = "Sometimes" },
 		// The pod template check rejects it first, as upstream's does.
 		want: []wantErr{
-			{field.ErrorTypeNotSupported, "spec.template.spec.restartPolicy", `supported values: "Always", "OnFailure", "Never"`},
-			{field.ErrorTypeNotSupported, "spec.template.spec.restartPolicy", `supported values: "OnFailure", "Never"`},
+			{Type: field.ErrorTypeNotSupported, Field: "spec.template.spec.restartPolicy", Detail: `supported values: "Always", "OnFailure", "Never"`},
+			{Type: field.ErrorTypeNotSupported, Field: "spec.template.spec.restartPolicy", Detail: `supported values: "OnFailure", "Never"`},
 		},
 	}, {
 		name: "negative counts",
@@ -213,18 +213,18 @@ func TestValidateJob(t *testing.T) {
 			job.Spec.TTLSecondsAfterFinished = utilptr.To[int32](-1)
 		},
 		want: []wantErr{
-			{field.ErrorTypeInvalid, "spec.parallelism", ""},
-			{field.ErrorTypeInvalid, "spec.completions", ""},
-			{field.ErrorTypeInvalid, "spec.activeDeadlineSeconds", ""},
-			{field.ErrorTypeInvalid, "spec.backoffLimit", ""},
-			{field.ErrorTypeInvalid, "spec.ttlSecondsAfterFinished", ""},
+			{Type: field.ErrorTypeInvalid, Field: "spec.parallelism", Detail: ""},
+			{Type: field.ErrorTypeInvalid, Field: "spec.completions", Detail: ""},
+			{Type: field.ErrorTypeInvalid, Field: "spec.activeDeadlineSeconds", Detail: ""},
+			{Type: field.ErrorTypeInvalid, Field: "spec.backoffLimit", Detail: ""},
+			{Type: field.ErrorTypeInvalid, Field: "spec.ttlSecondsAfterFinished", Detail: ""},
 		},
 	}, {
 		name:   "per-index settings need indexed mode",
 		mutate: func(job *batchv1.Job) { job.Spec.MaxFailedIndexes = utilptr.To[int32](1) },
 		want: []wantErr{
-			{field.ErrorTypeRequired, "spec.backoffLimitPerIndex", "when maxFailedIndexes is specified"},
-			{field.ErrorTypeInvalid, "spec.maxFailedIndexes", "requires indexed completion mode"},
+			{Type: field.ErrorTypeRequired, Field: "spec.backoffLimitPerIndex", Detail: "when maxFailedIndexes is specified"},
+			{Type: field.ErrorTypeInvalid, Field: "spec.maxFailedIndexes", Detail: "requires indexed completion mode"},
 		},
 	}, {
 		name: "indexed without completions",
@@ -232,7 +232,7 @@ func TestValidateJob(t *testing.T) {
 			job.Spec.CompletionMode = utilptr.To(batchv1.IndexedCompletion)
 			job.Spec.Completions = nil
 		},
-		want: []wantErr{{field.ErrorTypeRequired, "spec.completions", "when completion mode is Indexed"}},
+		want: []wantErr{{Type: field.ErrorTypeRequired, Field: "spec.completions", Detail: "when completion mode is Indexed"}},
 	}, {
 		name: "indexed with too many failed indexes",
 		mutate: func(job *batchv1.Job) {
@@ -240,11 +240,11 @@ func TestValidateJob(t *testing.T) {
 			job.Spec.BackoffLimitPerIndex = utilptr.To[int32](1)
 			job.Spec.MaxFailedIndexes = utilptr.To[int32](2)
 		},
-		want: []wantErr{{field.ErrorTypeInvalid, "spec.maxFailedIndexes", "must be less than or equal to completions"}},
+		want: []wantErr{{Type: field.ErrorTypeInvalid, Field: "spec.maxFailedIndexes", Detail: "must be less than or equal to completions"}},
 	}, {
 		name:   "unknown completion mode",
 		mutate: func(job *batchv1.Job) { job.Spec.CompletionMode = utilptr.To[batchv1.CompletionMode]("Sometimes") },
-		want:   []wantErr{{field.ErrorTypeNotSupported, "spec.completionMode", ""}},
+		want:   []wantErr{{Type: field.ErrorTypeNotSupported, Field: "spec.completionMode", Detail: ""}},
 	}, {
 		name: "indexed hostname would be too long",
 		mutate: func(job *batchv1.Job) {
@@ -254,21 +254,21 @@ func TestValidateJob(t *testing.T) {
 			job.Spec.CompletionMode = utilptr.To(batchv1.IndexedCompletion)
 			job.Spec.Completions = utilptr.To[int32](100)
 		},
-		want: []wantErr{{field.ErrorTypeInvalid, "metadata.name", "will not able to create pod with invalid DNS label: " + strings.Repeat("a", 61) + "-99"}},
+		want: []wantErr{{Type: field.ErrorTypeInvalid, Field: "metadata.name", Detail: "will not able to create pod with invalid DNS label: " + strings.Repeat("a", 61) + "-99"}},
 	}, {
 		name:   "managedBy must be a domain-prefixed path",
 		mutate: func(job *batchv1.Job) { job.Spec.ManagedBy = utilptr.To("kueue") },
-		want:   []wantErr{{field.ErrorTypeInvalid, "spec.managedBy", ""}},
+		want:   []wantErr{{Type: field.ErrorTypeInvalid, Field: "spec.managedBy", Detail: ""}},
 	}, {
 		name:   "managedBy too long",
 		mutate: func(job *batchv1.Job) { job.Spec.ManagedBy = utilptr.To("example.com/" + strings.Repeat("x", 60)) },
-		want:   []wantErr{{field.ErrorTypeTooLong, "spec.managedBy", ""}},
+		want:   []wantErr{{Type: field.ErrorTypeTooLong, Field: "spec.managedBy", Detail: ""}},
 	}, {
 		name: "unknown pod replacement policy",
 		mutate: func(job *batchv1.Job) {
 			job.Spec.PodReplacementPolicy = utilptr.To[batchv1.PodReplacementPolicy]("Eventually")
 		},
-		want: []wantErr{{field.ErrorTypeNotSupported, "spec.podReplacementPolicy", ""}},
+		want: []wantErr{{Type: field.ErrorTypeNotSupported, Field: "spec.podReplacementPolicy", Detail: ""}},
 	}, {
 		name: "pod failure policy requires Failed replacement and Never restarts",
 		mutate: func(job *batchv1.Job) {
@@ -279,8 +279,8 @@ func TestValidateJob(t *testing.T) {
 			}}}
 		},
 		want: []wantErr{
-			{field.ErrorTypeNotSupported, "spec.podReplacementPolicy", ""},
-			{field.ErrorTypeInvalid, "spec.template.spec.restartPolicy", `only "Never" is supported when podFailurePolicy is specified`},
+			{Type: field.ErrorTypeNotSupported, Field: "spec.podReplacementPolicy", Detail: ""},
+			{Type: field.ErrorTypeInvalid, Field: "spec.template.spec.restartPolicy", Detail: `only "Never" is supported when podFailurePolicy is specified`},
 		},
 	}, {
 		name: "pod failure policy rules",
@@ -303,26 +303,26 @@ func TestValidateJob(t *testing.T) {
 			}}}
 		},
 		want: []wantErr{
-			{field.ErrorTypeRequired, "spec.podFailurePolicy.rules[0].action", `valid values: ["Count" "FailIndex" "FailJob" "Ignore"]`},
-			{field.ErrorTypeInvalid, "spec.podFailurePolicy.rules[0].onExitCodes.containerName", ""},
-			{field.ErrorTypeInvalid, "spec.podFailurePolicy.rules[0].onExitCodes.values[0]", "must not be 0 for the In operator"},
-			{field.ErrorTypeDuplicate, "spec.podFailurePolicy.rules[0].onExitCodes.values[2]", ""},
-			{field.ErrorTypeInvalid, "spec.podFailurePolicy.rules[0].onExitCodes.values", "must be ordered"},
-			{field.ErrorTypeInvalid, "spec.podFailurePolicy.rules[1].action", "requires the backoffLimitPerIndex to be set"},
-			{field.ErrorTypeNotSupported, "spec.podFailurePolicy.rules[1].onExitCodes.operator", ""},
-			{field.ErrorTypeInvalid, "spec.podFailurePolicy.rules[1].onExitCodes.values", "at least one value is required"},
-			{field.ErrorTypeInvalid, "spec.podFailurePolicy.rules[1].onPodConditions[0].type", ""},
-			{field.ErrorTypeNotSupported, "spec.podFailurePolicy.rules[1].onPodConditions[0].status", ""},
-			{field.ErrorTypeInvalid, "spec.podFailurePolicy.rules[1]", "specifying both OnExitCodes and OnPodConditions is not supported"},
-			{field.ErrorTypeNotSupported, "spec.podFailurePolicy.rules[2].action", ""},
-			{field.ErrorTypeInvalid, "spec.podFailurePolicy.rules[2]", "specifying one of OnExitCodes and OnPodConditions is required"},
+			{Type: field.ErrorTypeRequired, Field: "spec.podFailurePolicy.rules[0].action", Detail: `valid values: ["Count" "FailIndex" "FailJob" "Ignore"]`},
+			{Type: field.ErrorTypeInvalid, Field: "spec.podFailurePolicy.rules[0].onExitCodes.containerName", Detail: ""},
+			{Type: field.ErrorTypeInvalid, Field: "spec.podFailurePolicy.rules[0].onExitCodes.values[0]", Detail: "must not be 0 for the In operator"},
+			{Type: field.ErrorTypeDuplicate, Field: "spec.podFailurePolicy.rules[0].onExitCodes.values[2]", Detail: ""},
+			{Type: field.ErrorTypeInvalid, Field: "spec.podFailurePolicy.rules[0].onExitCodes.values", Detail: "must be ordered"},
+			{Type: field.ErrorTypeInvalid, Field: "spec.podFailurePolicy.rules[1].action", Detail: "requires the backoffLimitPerIndex to be set"},
+			{Type: field.ErrorTypeNotSupported, Field: "spec.podFailurePolicy.rules[1].onExitCodes.operator", Detail: ""},
+			{Type: field.ErrorTypeInvalid, Field: "spec.podFailurePolicy.rules[1].onExitCodes.values", Detail: "at least one value is required"},
+			{Type: field.ErrorTypeInvalid, Field: "spec.podFailurePolicy.rules[1].onPodConditions[0].type", Detail: ""},
+			{Type: field.ErrorTypeNotSupported, Field: "spec.podFailurePolicy.rules[1].onPodConditions[0].status", Detail: ""},
+			{Type: field.ErrorTypeInvalid, Field: "spec.podFailurePolicy.rules[1]", Detail: "specifying both OnExitCodes and OnPodConditions is not supported"},
+			{Type: field.ErrorTypeNotSupported, Field: "spec.podFailurePolicy.rules[2].action", Detail: ""},
+			{Type: field.ErrorTypeInvalid, Field: "spec.podFailurePolicy.rules[2]", Detail: "specifying one of OnExitCodes and OnPodConditions is required"},
 		},
 	}, {
 		name: "success policy needs indexed mode",
 		mutate: func(job *batchv1.Job) {
 			job.Spec.SuccessPolicy = &batchv1.SuccessPolicy{Rules: []batchv1.SuccessPolicyRule{{SucceededCount: utilptr.To[int32](1)}}}
 		},
-		want: []wantErr{{field.ErrorTypeInvalid, "spec.successPolicy", "requires indexed completion mode"}},
+		want: []wantErr{{Type: field.ErrorTypeInvalid, Field: "spec.successPolicy", Detail: "requires indexed completion mode"}},
 	}, {
 		name: "success policy rules",
 		mutate: func(job *batchv1.Job) {
@@ -337,11 +337,11 @@ func TestValidateJob(t *testing.T) {
 			}}
 		},
 		want: []wantErr{
-			{field.ErrorTypeRequired, "spec.successPolicy.rules[0]", "at least one of succeededCount or succeededIndexes must be specified"},
-			{field.ErrorTypeInvalid, "spec.successPolicy.rules[1].succeededIndexes", "error parsing succeededIndexes: non-increasing order, previous: 3, current: 2"},
-			{field.ErrorTypeInvalid, "spec.successPolicy.rules[2].succeededCount", "must be less than or equal to 2 (the number of indexes in the specified succeededIndexes field)"},
-			{field.ErrorTypeInvalid, "spec.successPolicy.rules[3].succeededCount", "must be less than or equal to 5 (the number of specified completions)"},
-			{field.ErrorTypeInvalid, "spec.successPolicy.rules[4].succeededIndexes", `error parsing succeededIndexes: too large index: "5"`},
+			{Type: field.ErrorTypeRequired, Field: "spec.successPolicy.rules[0]", Detail: "at least one of succeededCount or succeededIndexes must be specified"},
+			{Type: field.ErrorTypeInvalid, Field: "spec.successPolicy.rules[1].succeededIndexes", Detail: "error parsing succeededIndexes: non-increasing order, previous: 3, current: 2"},
+			{Type: field.ErrorTypeInvalid, Field: "spec.successPolicy.rules[2].succeededCount", Detail: "must be less than or equal to 2 (the number of indexes in the specified succeededIndexes field)"},
+			{Type: field.ErrorTypeInvalid, Field: "spec.successPolicy.rules[3].succeededCount", Detail: "must be less than or equal to 5 (the number of specified completions)"},
+			{Type: field.ErrorTypeInvalid, Field: "spec.successPolicy.rules[4].succeededIndexes", Detail: `error parsing succeededIndexes: too large index: "5"`},
 		},
 	}, {
 		name: "empty success policy",
@@ -349,32 +349,32 @@ func TestValidateJob(t *testing.T) {
 			job.Spec.CompletionMode = utilptr.To(batchv1.IndexedCompletion)
 			job.Spec.SuccessPolicy = &batchv1.SuccessPolicy{}
 		},
-		want: []wantErr{{field.ErrorTypeRequired, "spec.successPolicy.rules", ""}},
+		want: []wantErr{{Type: field.ErrorTypeRequired, Field: "spec.successPolicy.rules", Detail: ""}},
 	}, {
 		name: "selector pointed elsewhere",
 		mutate: func(job *batchv1.Job) {
 			job.Spec.Selector.MatchLabels["batch.kubernetes.io/controller-uid"] = "someone-else"
 		},
 		want: []wantErr{
-			{field.ErrorTypeInvalid, "spec.selector", "`selector` not auto-generated"},
-			{field.ErrorTypeInvalid, "spec.template.metadata.labels", "`selector` does not match template `labels`"},
+			{Type: field.ErrorTypeInvalid, Field: "spec.selector", Detail: "`selector` not auto-generated"},
+			{Type: field.ErrorTypeInvalid, Field: "spec.template.metadata.labels", Detail: "`selector` does not match template `labels`"},
 		},
 	}, {
 		name:   "generated label altered",
 		mutate: func(job *batchv1.Job) { job.Spec.Template.Labels["controller-uid"] = "forged" },
-		want:   []wantErr{{field.ErrorTypeInvalid, "spec.template.metadata.labels[controller-uid]", "must be '" + testJobUID + "'"}},
+		want:   []wantErr{{Type: field.ErrorTypeInvalid, Field: "spec.template.metadata.labels[controller-uid]", Detail: "must be '" + testJobUID + "'"}},
 	}, {
 		name:   "generated label removed",
 		mutate: func(job *batchv1.Job) { delete(job.Spec.Template.Labels, "job-name") },
-		want:   []wantErr{{field.ErrorTypeRequired, "spec.template.metadata.labels[job-name]", ""}},
+		want:   []wantErr{{Type: field.ErrorTypeRequired, Field: "spec.template.metadata.labels[job-name]", Detail: ""}},
 	}, {
 		name:   "missing uid",
 		mutate: func(job *batchv1.Job) { job.UID = "" },
 		want: []wantErr{
-			{field.ErrorTypeRequired, "metadata.uid", ""},
-			{field.ErrorTypeInvalid, "spec.template.metadata.labels[controller-uid]", "must be ''"},
-			{field.ErrorTypeInvalid, "spec.template.metadata.labels[batch.kubernetes.io/controller-uid]", "must be ''"},
-			{field.ErrorTypeInvalid, "spec.selector", "`selector` not auto-generated"},
+			{Type: field.ErrorTypeRequired, Field: "metadata.uid", Detail: ""},
+			{Type: field.ErrorTypeInvalid, Field: "spec.template.metadata.labels[controller-uid]", Detail: "must be ''"},
+			{Type: field.ErrorTypeInvalid, Field: "spec.template.metadata.labels[batch.kubernetes.io/controller-uid]", Detail: "must be ''"},
+			{Type: field.ErrorTypeInvalid, Field: "spec.selector", Detail: "`selector` not auto-generated"},
 		},
 	}, {
 		name: "manual selector",
@@ -390,8 +390,8 @@ func TestValidateJob(t *testing.T) {
 			job.Spec.Selector = nil
 		},
 		want: []wantErr{
-			{field.ErrorTypeRequired, "spec.selector", ""},
-			{field.ErrorTypeInvalid, "spec.template.metadata.labels", ""},
+			{Type: field.ErrorTypeRequired, Field: "spec.selector", Detail: ""},
+			{Type: field.ErrorTypeInvalid, Field: "spec.template.metadata.labels", Detail: ""},
 		},
 	}}
 	for _, tc := range tests {
@@ -428,7 +428,7 @@ func TestValidateJobUpdate(t *testing.T) {
 	}, {
 		name:   "completions fixed for non-indexed jobs",
 		mutate: func(job *batchv1.Job) { job.Spec.Completions = utilptr.To[int32](2) },
-		want:   []wantErr{{field.ErrorTypeInvalid, "spec.completions", "field is immutable"}},
+		want:   []wantErr{{Type: field.ErrorTypeInvalid, Field: "spec.completions", Detail: "field is immutable"}},
 	}, {
 		name: "elastic indexed job",
 		old:  indexed,
@@ -440,15 +440,15 @@ func TestValidateJobUpdate(t *testing.T) {
 		name:   "elastic indexed job out of tandem",
 		old:    indexed,
 		mutate: func(job *batchv1.Job) { job.Spec.Completions = utilptr.To[int32](5) },
-		want:   []wantErr{{field.ErrorTypeInvalid, "spec.completions", "can only be modified in tandem with spec.parallelism"}},
+		want:   []wantErr{{Type: field.ErrorTypeInvalid, Field: "spec.completions", Detail: "can only be modified in tandem with spec.parallelism"}},
 	}, {
 		name:   "selector",
 		mutate: func(job *batchv1.Job) { job.Spec.Selector.MatchLabels["extra"] = "x" },
-		want:   []wantErr{{field.ErrorTypeInvalid, "spec.selector", "field is immutable"}},
+		want:   []wantErr{{Type: field.ErrorTypeInvalid, Field: "spec.selector", Detail: "field is immutable"}},
 	}, {
 		name:   "template",
 		mutate: func(job *batchv1.Job) { job.Spec.Template.Spec.Containers[0].Image = "perl:2" },
-		want:   []wantErr{{field.ErrorTypeInvalid, "spec.template", "field is immutable"}},
+		want:   []wantErr{{Type: field.ErrorTypeInvalid, Field: "spec.template", Detail: "field is immutable"}},
 	}, {
 		name: "scheduling directives of a suspended, unstarted job",
 		old:  suspended,
@@ -462,12 +462,12 @@ func TestValidateJobUpdate(t *testing.T) {
 		name:   "other template fields of a suspended job",
 		old:    suspended,
 		mutate: func(job *batchv1.Job) { job.Spec.Template.Spec.Containers[0].Image = "perl:2" },
-		want:   []wantErr{{field.ErrorTypeInvalid, "spec.template", "field is immutable"}},
+		want:   []wantErr{{Type: field.ErrorTypeInvalid, Field: "spec.template", Detail: "field is immutable"}},
 	}, {
 		name:   "scheduling directives once started",
 		old:    started,
 		mutate: func(job *batchv1.Job) { job.Spec.Template.Spec.NodeSelector = map[string]string{"zone": "a"} },
-		want:   []wantErr{{field.ErrorTypeInvalid, "spec.template", "field is immutable"}},
+		want:   []wantErr{{Type: field.ErrorTypeInvalid, Field: "spec.template", Detail: "field is immutable"}},
 	}, {
 		name: "fixed fields",
 		mutate: func(job *batchv1.Job) {
@@ -478,11 +478,11 @@ func TestValidateJobUpdate(t *testing.T) {
 			job.Spec.SuccessPolicy = &batchv1.SuccessPolicy{}
 		},
 		want: []wantErr{
-			{field.ErrorTypeInvalid, "spec.completionMode", "field is immutable"},
-			{field.ErrorTypeInvalid, "spec.podFailurePolicy", "field is immutable"},
-			{field.ErrorTypeInvalid, "spec.backoffLimitPerIndex", "field is immutable"},
-			{field.ErrorTypeInvalid, "spec.managedBy", "field is immutable"},
-			{field.ErrorTypeInvalid, "spec.successPolicy", "field is immutable"},
+			{Type: field.ErrorTypeInvalid, Field: "spec.completionMode", Detail: "field is immutable"},
+			{Type: field.ErrorTypeInvalid, Field: "spec.podFailurePolicy", Detail: "field is immutable"},
+			{Type: field.ErrorTypeInvalid, Field: "spec.backoffLimitPerIndex", Detail: "field is immutable"},
+			{Type: field.ErrorTypeInvalid, Field: "spec.managedBy", Detail: "field is immutable"},
+			{Type: field.ErrorTypeInvalid, Field: "spec.successPolicy", Detail: "field is immutable"},
 		},
 	}}
 	for _, tc := range tests {

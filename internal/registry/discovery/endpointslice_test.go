@@ -2,6 +2,7 @@ package discovery
 
 import (
 	"fmt"
+	"github.com/orca-project/orca/internal/registry/registrytest"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -10,24 +11,10 @@ import (
 	utilptr "k8s.io/utils/ptr"
 )
 
-type wantErr struct {
-	typ    field.ErrorType
-	field  string
-	detail string
-}
+// wantErr and checkErrs are the shared validation-test helpers.
+type wantErr = registrytest.WantErr
 
-func checkErrs(t *testing.T, got field.ErrorList, want []wantErr) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("got %d errors, want %d: %v", len(got), len(want), got)
-	}
-	for i, w := range want {
-		g := got[i]
-		if g.Type != w.typ || g.Field != w.field || (w.detail != "" && g.Detail != w.detail) {
-			t.Errorf("error %d: got %s %q (%q), want %s %q (%q)", i, g.Type, g.Field, g.Detail, w.typ, w.field, w.detail)
-		}
-	}
-}
+var checkErrs = registrytest.CheckErrs
 
 func TestDefaultEndpointSlice(t *testing.T) {
 	slice := &discoveryv1.EndpointSlice{Ports: []discoveryv1.EndpointPort{
@@ -93,25 +80,25 @@ func TestValidateEndpointSlice(t *testing.T) {
 	}, {
 		name:   "missing address type",
 		mutate: func(s *discoveryv1.EndpointSlice) { s.AddressType = "" },
-		want:   []wantErr{{field.ErrorTypeRequired, "addressType", ""}},
+		want:   []wantErr{{Type: field.ErrorTypeRequired, Field: "addressType", Detail: ""}},
 	}, {
 		name:   "unknown address type",
 		mutate: func(s *discoveryv1.EndpointSlice) { s.AddressType = "IP" },
-		want:   []wantErr{{field.ErrorTypeNotSupported, "addressType", ""}},
+		want:   []wantErr{{Type: field.ErrorTypeNotSupported, Field: "addressType", Detail: ""}},
 	}, {
 		name:   "endpoint without addresses",
 		mutate: func(s *discoveryv1.EndpointSlice) { s.Endpoints[0].Addresses = nil },
-		want:   []wantErr{{field.ErrorTypeRequired, "endpoints[0].addresses", "must contain at least 1 address"}},
+		want:   []wantErr{{Type: field.ErrorTypeRequired, Field: "endpoints[0].addresses", Detail: "must contain at least 1 address"}},
 	}, {
 		name: "bad and wrong-family addresses",
 		mutate: func(s *discoveryv1.EndpointSlice) {
 			s.Endpoints[0].Addresses = []string{"10.1.2", "fd00::1", "127.0.0.1", "169.254.169.254"}
 		},
 		want: []wantErr{
-			{field.ErrorTypeInvalid, "endpoints[0].addresses[0]", ""},
-			{field.ErrorTypeInvalid, "endpoints[0].addresses[1]", "must be an IPv4 address"},
-			{field.ErrorTypeInvalid, "endpoints[0].addresses[2]", "may not be in the loopback range (127.0.0.0/8, ::1/128)"},
-			{field.ErrorTypeInvalid, "endpoints[0].addresses[3]", "may not be in the link-local range (169.254.0.0/16, fe80::/10)"},
+			{Type: field.ErrorTypeInvalid, Field: "endpoints[0].addresses[0]", Detail: ""},
+			{Type: field.ErrorTypeInvalid, Field: "endpoints[0].addresses[1]", Detail: "must be an IPv4 address"},
+			{Type: field.ErrorTypeInvalid, Field: "endpoints[0].addresses[2]", Detail: "may not be in the loopback range (127.0.0.0/8, ::1/128)"},
+			{Type: field.ErrorTypeInvalid, Field: "endpoints[0].addresses[3]", Detail: "may not be in the link-local range (169.254.0.0/16, fe80::/10)"},
 		},
 	}, {
 		name: "ipv6 slice",
@@ -120,8 +107,8 @@ func TestValidateEndpointSlice(t *testing.T) {
 			s.Endpoints[0].Addresses = []string{"fd00::1", "10.0.0.1", "::"}
 		},
 		want: []wantErr{
-			{field.ErrorTypeInvalid, "endpoints[0].addresses[1]", "must be an IPv6 address"},
-			{field.ErrorTypeInvalid, "endpoints[0].addresses[2]", "may not be unspecified (::)"},
+			{Type: field.ErrorTypeInvalid, Field: "endpoints[0].addresses[1]", Detail: "must be an IPv6 address"},
+			{Type: field.ErrorTypeInvalid, Field: "endpoints[0].addresses[2]", Detail: "may not be unspecified (::)"},
 		},
 	}, {
 		name: "fqdn slice",
@@ -129,13 +116,13 @@ func TestValidateEndpointSlice(t *testing.T) {
 			s.AddressType = discoveryv1.AddressTypeFQDN
 			s.Endpoints[0].Addresses = []string{"db.example.com", "not a host"}
 		},
-		want: []wantErr{{field.ErrorTypeInvalid, "endpoints[0].addresses[1]", ""}},
+		want: []wantErr{{Type: field.ErrorTypeInvalid, Field: "endpoints[0].addresses[1]", Detail: ""}},
 	}, {
 		name: "too many endpoints",
 		mutate: func(s *discoveryv1.EndpointSlice) {
 			s.Endpoints = make([]discoveryv1.Endpoint, 1001)
 		},
-		want: []wantErr{{field.ErrorTypeTooMany, "endpoints", ""}},
+		want: []wantErr{{Type: field.ErrorTypeTooMany, Field: "endpoints", Detail: ""}},
 	}, {
 		name: "too many addresses",
 		mutate: func(s *discoveryv1.EndpointSlice) {
@@ -143,7 +130,7 @@ func TestValidateEndpointSlice(t *testing.T) {
 				s.Endpoints[0].Addresses = append(s.Endpoints[0].Addresses, fmt.Sprintf("10.2.0.%d", i+1))
 			}
 		},
-		want: []wantErr{{field.ErrorTypeTooMany, "endpoints[0].addresses", ""}},
+		want: []wantErr{{Type: field.ErrorTypeTooMany, Field: "endpoints[0].addresses", Detail: ""}},
 	}, {
 		name: "hostname and node name",
 		mutate: func(s *discoveryv1.EndpointSlice) {
@@ -151,8 +138,8 @@ func TestValidateEndpointSlice(t *testing.T) {
 			s.Endpoints[0].NodeName = utilptr.To("Node/1")
 		},
 		want: []wantErr{
-			{field.ErrorTypeInvalid, "endpoints[0].nodeName", ""},
-			{field.ErrorTypeInvalid, "endpoints[0].hostname", ""},
+			{Type: field.ErrorTypeInvalid, Field: "endpoints[0].nodeName", Detail: ""},
+			{Type: field.ErrorTypeInvalid, Field: "endpoints[0].hostname", Detail: ""},
 		},
 	}, {
 		name: "hints",
@@ -163,9 +150,9 @@ func TestValidateEndpointSlice(t *testing.T) {
 			}
 		},
 		want: []wantErr{
-			{field.ErrorTypeDuplicate, "endpoints[0].hints.forZones[1].name", ""},
-			{field.ErrorTypeInvalid, "endpoints[0].hints.forZones[2].name", ""},
-			{field.ErrorTypeDuplicate, "endpoints[0].hints.forNodes[1].name", ""},
+			{Type: field.ErrorTypeDuplicate, Field: "endpoints[0].hints.forZones[1].name", Detail: ""},
+			{Type: field.ErrorTypeInvalid, Field: "endpoints[0].hints.forZones[2].name", Detail: ""},
+			{Type: field.ErrorTypeDuplicate, Field: "endpoints[0].hints.forNodes[1].name", Detail: ""},
 		},
 	}, {
 		name: "too many zone hints",
@@ -174,7 +161,7 @@ func TestValidateEndpointSlice(t *testing.T) {
 				s.Endpoints[0].Hints.ForZones = append(s.Endpoints[0].Hints.ForZones, discoveryv1.ForZone{Name: fmt.Sprintf("z%d", i)})
 			}
 		},
-		want: []wantErr{{field.ErrorTypeTooMany, "endpoints[0].hints.forZones", ""}},
+		want: []wantErr{{Type: field.ErrorTypeTooMany, Field: "endpoints[0].hints.forZones", Detail: ""}},
 	}, {
 		name: "ports",
 		mutate: func(s *discoveryv1.EndpointSlice) {
@@ -185,18 +172,18 @@ func TestValidateEndpointSlice(t *testing.T) {
 			)
 		},
 		want: []wantErr{
-			{field.ErrorTypeDuplicate, "ports[1].name", ""},
-			{field.ErrorTypeInvalid, "ports[2].name", ""},
-			{field.ErrorTypeNotSupported, "ports[2].protocol", ""},
-			{field.ErrorTypeRequired, "ports[3].protocol", ""},
-			{field.ErrorTypeInvalid, "ports[3].appProtocol", ""},
+			{Type: field.ErrorTypeDuplicate, Field: "ports[1].name", Detail: ""},
+			{Type: field.ErrorTypeInvalid, Field: "ports[2].name", Detail: ""},
+			{Type: field.ErrorTypeNotSupported, Field: "ports[2].protocol", Detail: ""},
+			{Type: field.ErrorTypeRequired, Field: "ports[3].protocol", Detail: ""},
+			{Type: field.ErrorTypeInvalid, Field: "ports[3].appProtocol", Detail: ""},
 		},
 	}, {
 		name: "topology labels",
 		mutate: func(s *discoveryv1.EndpointSlice) {
 			s.Endpoints[0].DeprecatedTopology = map[string]string{"bad key!": "v"}
 		},
-		want: []wantErr{{field.ErrorTypeInvalid, "endpoints[0].deprecatedTopology", ""}},
+		want: []wantErr{{Type: field.ErrorTypeInvalid, Field: "endpoints[0].deprecatedTopology", Detail: ""}},
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -215,5 +202,5 @@ func TestValidateEndpointSliceUpdate(t *testing.T) {
 
 	retyped := old.DeepCopy()
 	retyped.AddressType = discoveryv1.AddressTypeIPv6
-	checkErrs(t, validateEndpointSliceUpdate(retyped, old), []wantErr{{field.ErrorTypeInvalid, "addressType", "field is immutable"}})
+	checkErrs(t, validateEndpointSliceUpdate(retyped, old), []wantErr{{Type: field.ErrorTypeInvalid, Field: "addressType", Detail: "field is immutable"}})
 }

@@ -1,6 +1,7 @@
 package events
 
 import (
+	"github.com/orca-project/orca/internal/registry/registrytest"
 	"strings"
 	"testing"
 	"time"
@@ -11,24 +12,10 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-type wantErr struct {
-	typ    field.ErrorType
-	field  string
-	detail string
-}
+// wantErr and checkErrs are the shared validation-test helpers.
+type wantErr = registrytest.WantErr
 
-func checkErrs(t *testing.T, got field.ErrorList, want []wantErr) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("got %d errors, want %d: %v", len(got), len(want), got)
-	}
-	for i, w := range want {
-		g := got[i]
-		if g.Type != w.typ || g.Field != w.field || (w.detail != "" && g.Detail != w.detail) {
-			t.Errorf("error %d: got %s %q (%q), want %s %q (%q)", i, g.Type, g.Field, g.Detail, w.typ, w.field, w.detail)
-		}
-	}
-}
+var checkErrs = registrytest.CheckErrs
 
 var eventTime = metav1.NewMicroTime(time.Date(2026, 3, 1, 12, 0, 0, 123456789, time.UTC))
 
@@ -65,7 +52,7 @@ func TestValidateEvent(t *testing.T) {
 			e.Namespace = "apps"
 			e.Regarding = corev1.ObjectReference{Kind: "Node", Name: "node-1"}
 		},
-		want: []wantErr{{field.ErrorTypeInvalid, "involvedObject.namespace", "does not match event.namespace"}},
+		want: []wantErr{{Type: field.ErrorTypeInvalid, Field: "involvedObject.namespace", Detail: "does not match event.namespace"}},
 	}, {
 		name: "missing reporting fields",
 		mutate: func(e *eventsv1.Event) {
@@ -75,14 +62,14 @@ func TestValidateEvent(t *testing.T) {
 			e.Reason = ""
 		},
 		want: []wantErr{
-			{field.ErrorTypeRequired, "reportingController", ""},
+			{Type: field.ErrorTypeRequired, Field: "reportingController", Detail: ""},
 			// Upstream also runs the empty name through the qualified-name
 			// check, which has two complaints about it.
-			{field.ErrorTypeInvalid, "reportingController", "name part must be non-empty"},
-			{field.ErrorTypeInvalid, "reportingController", ""},
-			{field.ErrorTypeRequired, "reportingInstance", ""},
-			{field.ErrorTypeRequired, "action", ""},
-			{field.ErrorTypeRequired, "reason", ""},
+			{Type: field.ErrorTypeInvalid, Field: "reportingController", Detail: "name part must be non-empty"},
+			{Type: field.ErrorTypeInvalid, Field: "reportingController", Detail: ""},
+			{Type: field.ErrorTypeRequired, Field: "reportingInstance", Detail: ""},
+			{Type: field.ErrorTypeRequired, Field: "action", Detail: ""},
+			{Type: field.ErrorTypeRequired, Field: "reason", Detail: ""},
 		},
 	}, {
 		name: "overlong fields",
@@ -94,11 +81,11 @@ func TestValidateEvent(t *testing.T) {
 			e.Note = strings.Repeat("n", 1025)
 		},
 		want: []wantErr{
-			{field.ErrorTypeInvalid, "reportingController", ""},
-			{field.ErrorTypeInvalid, "reportingInstance", "can have at most 128 characters"},
-			{field.ErrorTypeInvalid, "action", "can have at most 128 characters"},
-			{field.ErrorTypeInvalid, "reason", "can have at most 128 characters"},
-			{field.ErrorTypeInvalid, "message", "can have at most 1024 characters"},
+			{Type: field.ErrorTypeInvalid, Field: "reportingController", Detail: ""},
+			{Type: field.ErrorTypeInvalid, Field: "reportingInstance", Detail: "can have at most 128 characters"},
+			{Type: field.ErrorTypeInvalid, Field: "action", Detail: "can have at most 128 characters"},
+			{Type: field.ErrorTypeInvalid, Field: "reason", Detail: "can have at most 128 characters"},
+			{Type: field.ErrorTypeInvalid, Field: "message", Detail: "can have at most 1024 characters"},
 		},
 	}, {
 		name: "missing event time falls back to the old rules",
@@ -108,13 +95,13 @@ func TestValidateEvent(t *testing.T) {
 			e.Regarding.Namespace = "other"
 		},
 		want: []wantErr{
-			{field.ErrorTypeInvalid, "involvedObject.namespace", "does not match event.namespace"},
-			{field.ErrorTypeRequired, "eventTime", ""},
+			{Type: field.ErrorTypeInvalid, Field: "involvedObject.namespace", Detail: "does not match event.namespace"},
+			{Type: field.ErrorTypeRequired, Field: "eventTime", Detail: ""},
 		},
 	}, {
 		name:   "bad type",
 		mutate: func(e *eventsv1.Event) { e.Type = "Error" },
-		want:   []wantErr{{field.ErrorTypeInvalid, "type", "has invalid value: Error"}},
+		want:   []wantErr{{Type: field.ErrorTypeInvalid, Field: "type", Detail: "has invalid value: Error"}},
 	}, {
 		name: "deprecated fields set",
 		mutate: func(e *eventsv1.Event) {
@@ -124,17 +111,17 @@ func TestValidateEvent(t *testing.T) {
 			e.DeprecatedSource = corev1.EventSource{Component: "kubelet"}
 		},
 		want: []wantErr{
-			{field.ErrorTypeInvalid, "firstTimestamp", "needs to be unset"},
-			{field.ErrorTypeInvalid, "lastTimestamp", "needs to be unset"},
-			{field.ErrorTypeInvalid, "count", "needs to be unset"},
-			{field.ErrorTypeInvalid, "source", "needs to be unset"},
+			{Type: field.ErrorTypeInvalid, Field: "firstTimestamp", Detail: "needs to be unset"},
+			{Type: field.ErrorTypeInvalid, Field: "lastTimestamp", Detail: "needs to be unset"},
+			{Type: field.ErrorTypeInvalid, Field: "count", Detail: "needs to be unset"},
+			{Type: field.ErrorTypeInvalid, Field: "source", Detail: "needs to be unset"},
 		},
 	}, {
 		name:   "series",
 		mutate: func(e *eventsv1.Event) { e.Series = &eventsv1.EventSeries{Count: 1} },
 		want: []wantErr{
-			{field.ErrorTypeInvalid, "series.count", "should be at least 2"},
-			{field.ErrorTypeRequired, "series.lastObservedTime", ""},
+			{Type: field.ErrorTypeInvalid, Field: "series.count", Detail: "should be at least 2"},
+			{Type: field.ErrorTypeRequired, Field: "series.lastObservedTime", Detail: ""},
 		},
 	}}
 	for _, tc := range tests {
@@ -174,15 +161,15 @@ func TestValidateEventUpdate(t *testing.T) {
 			e.ReportingInstance = "other"
 		},
 		want: []wantErr{
-			{field.ErrorTypeInvalid, "involvedObject", "field is immutable"},
-			{field.ErrorTypeInvalid, "reason", "field is immutable"},
-			{field.ErrorTypeInvalid, "message", "field is immutable"},
-			{field.ErrorTypeInvalid, "type", "field is immutable"},
-			{field.ErrorTypeInvalid, "eventTime", "field is immutable"},
-			{field.ErrorTypeInvalid, "action", "field is immutable"},
-			{field.ErrorTypeInvalid, "related", "field is immutable"},
-			{field.ErrorTypeInvalid, "reportingController", "field is immutable"},
-			{field.ErrorTypeInvalid, "reportingInstance", "field is immutable"},
+			{Type: field.ErrorTypeInvalid, Field: "involvedObject", Detail: "field is immutable"},
+			{Type: field.ErrorTypeInvalid, Field: "reason", Detail: "field is immutable"},
+			{Type: field.ErrorTypeInvalid, Field: "message", Detail: "field is immutable"},
+			{Type: field.ErrorTypeInvalid, Field: "type", Detail: "field is immutable"},
+			{Type: field.ErrorTypeInvalid, Field: "eventTime", Detail: "field is immutable"},
+			{Type: field.ErrorTypeInvalid, Field: "action", Detail: "field is immutable"},
+			{Type: field.ErrorTypeInvalid, Field: "related", Detail: "field is immutable"},
+			{Type: field.ErrorTypeInvalid, Field: "reportingController", Detail: "field is immutable"},
+			{Type: field.ErrorTypeInvalid, Field: "reportingInstance", Detail: "field is immutable"},
 		},
 	}, {
 		name: "deprecated fields",
@@ -193,10 +180,10 @@ func TestValidateEventUpdate(t *testing.T) {
 			e.DeprecatedCount = 1
 		},
 		want: []wantErr{
-			{field.ErrorTypeInvalid, "source", "field is immutable"},
-			{field.ErrorTypeInvalid, "firstTimestamp", "field is immutable"},
-			{field.ErrorTypeInvalid, "lastTimestamp", "field is immutable"},
-			{field.ErrorTypeInvalid, "count", "field is immutable"},
+			{Type: field.ErrorTypeInvalid, Field: "source", Detail: "field is immutable"},
+			{Type: field.ErrorTypeInvalid, Field: "firstTimestamp", Detail: "field is immutable"},
+			{Type: field.ErrorTypeInvalid, Field: "lastTimestamp", Detail: "field is immutable"},
+			{Type: field.ErrorTypeInvalid, Field: "count", Detail: "field is immutable"},
 		},
 	}}
 	for _, tc := range tests {

@@ -1,6 +1,7 @@
 package rbac
 
 import (
+	"github.com/orca-project/orca/internal/registry/registrytest"
 	"testing"
 
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -10,24 +11,10 @@ import (
 	"github.com/orca-project/orca/internal/registry"
 )
 
-type wantErr struct {
-	typ    field.ErrorType
-	field  string
-	detail string
-}
+// wantErr and checkErrs are the shared validation-test helpers.
+type wantErr = registrytest.WantErr
 
-func checkErrs(t *testing.T, got field.ErrorList, want []wantErr) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("got %d errors, want %d: %v", len(got), len(want), got)
-	}
-	for i, w := range want {
-		g := got[i]
-		if g.Type != w.typ || g.Field != w.field || (w.detail != "" && g.Detail != w.detail) {
-			t.Errorf("error %d: got %s %q (%q), want %s %q (%q)", i, g.Type, g.Field, g.Detail, w.typ, w.field, w.detail)
-		}
-	}
-}
+var checkErrs = registrytest.CheckErrs
 
 func TestValidateRBACName(t *testing.T) {
 	tests := []struct {
@@ -69,9 +56,9 @@ func TestValidateRole(t *testing.T) {
 		name:  "empty rule",
 		rules: []rbacv1.PolicyRule{{}},
 		want: []wantErr{
-			{field.ErrorTypeRequired, "rules[0].verbs", "verbs must contain at least one value"},
-			{field.ErrorTypeRequired, "rules[0].apiGroups", "resource rules must supply at least one api group"},
-			{field.ErrorTypeRequired, "rules[0].resources", "resource rules must supply at least one resource"},
+			{Type: field.ErrorTypeRequired, Field: "rules[0].verbs", Detail: "verbs must contain at least one value"},
+			{Type: field.ErrorTypeRequired, Field: "rules[0].apiGroups", Detail: "resource rules must supply at least one api group"},
+			{Type: field.ErrorTypeRequired, Field: "rules[0].resources", Detail: "resource rules must supply at least one resource"},
 		},
 	}, {
 		name: "non-resource URLs in a namespace",
@@ -80,8 +67,8 @@ func TestValidateRole(t *testing.T) {
 			{Verbs: []string{"get"}, NonResourceURLs: []string{"/healthz"}, Resources: []string{"pods"}},
 		},
 		want: []wantErr{
-			{field.ErrorTypeInvalid, "rules[1].nonResourceURLs", "namespaced rules cannot apply to non-resource URLs"},
-			{field.ErrorTypeInvalid, "rules[1].nonResourceURLs", "rules cannot apply to both regular resources and non-resource URLs"},
+			{Type: field.ErrorTypeInvalid, Field: "rules[1].nonResourceURLs", Detail: "namespaced rules cannot apply to non-resource URLs"},
+			{Type: field.ErrorTypeInvalid, Field: "rules[1].nonResourceURLs", Detail: "rules cannot apply to both regular resources and non-resource URLs"},
 		},
 	}}
 	for _, tc := range tests {
@@ -107,20 +94,20 @@ func TestValidateClusterRole(t *testing.T) {
 	}, {
 		name: "aggregation without selectors",
 		role: rbacv1.ClusterRole{AggregationRule: &rbacv1.AggregationRule{}},
-		want: []wantErr{{field.ErrorTypeRequired, "aggregationRule.clusterRoleSelectors", "at least one clusterRoleSelector required if aggregationRule is non-nil"}},
+		want: []wantErr{{Type: field.ErrorTypeRequired, Field: "aggregationRule.clusterRoleSelectors", Detail: "at least one clusterRoleSelector required if aggregationRule is non-nil"}},
 	}, {
 		name: "bad aggregation selector",
 		role: rbacv1.ClusterRole{AggregationRule: &rbacv1.AggregationRule{ClusterRoleSelectors: []metav1.LabelSelector{
 			{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "a", Operator: "Has"}}},
 		}}},
 		want: []wantErr{
-			{field.ErrorTypeInvalid, "aggregationRule.clusterRoleSelectors[0].matchExpressions[0].operator", ""},
-			{field.ErrorTypeInvalid, "aggregationRule.clusterRoleSelectors[0]", "invalid label selector."},
+			{Type: field.ErrorTypeInvalid, Field: "aggregationRule.clusterRoleSelectors[0].matchExpressions[0].operator", Detail: ""},
+			{Type: field.ErrorTypeInvalid, Field: "aggregationRule.clusterRoleSelectors[0]", Detail: "invalid label selector."},
 		},
 	}, {
 		name: "rule missing verbs",
 		role: rbacv1.ClusterRole{Rules: []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}}}},
-		want: []wantErr{{field.ErrorTypeRequired, "rules[0].verbs", ""}},
+		want: []wantErr{{Type: field.ErrorTypeRequired, Field: "rules[0].verbs", Detail: ""}},
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -173,14 +160,14 @@ func TestValidateRoleBinding(t *testing.T) {
 		name: "bad role ref",
 		ref:  rbacv1.RoleRef{APIGroup: "example.com", Kind: "Policy"},
 		want: []wantErr{
-			{field.ErrorTypeNotSupported, "roleRef.apiGroup", ""},
-			{field.ErrorTypeNotSupported, "roleRef.kind", ""},
-			{field.ErrorTypeRequired, "roleRef.name", ""},
+			{Type: field.ErrorTypeNotSupported, Field: "roleRef.apiGroup", Detail: ""},
+			{Type: field.ErrorTypeNotSupported, Field: "roleRef.kind", Detail: ""},
+			{Type: field.ErrorTypeRequired, Field: "roleRef.name", Detail: ""},
 		},
 	}, {
 		name: "role ref name not a path segment",
 		ref:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "a/b"},
-		want: []wantErr{{field.ErrorTypeInvalid, "roleRef.name", ""}},
+		want: []wantErr{{Type: field.ErrorTypeInvalid, Field: "roleRef.name", Detail: ""}},
 	}, {
 		name: "bad subjects",
 		ref:  ref,
@@ -192,12 +179,12 @@ func TestValidateRoleBinding(t *testing.T) {
 			{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName},
 		},
 		want: []wantErr{
-			{field.ErrorTypeInvalid, "subjects[0].name", ""},
-			{field.ErrorTypeNotSupported, "subjects[0].apiGroup", ""},
-			{field.ErrorTypeNotSupported, "subjects[1].apiGroup", ""},
-			{field.ErrorTypeNotSupported, "subjects[2].apiGroup", ""},
-			{field.ErrorTypeNotSupported, "subjects[3].kind", ""},
-			{field.ErrorTypeRequired, "subjects[4].name", ""},
+			{Type: field.ErrorTypeInvalid, Field: "subjects[0].name", Detail: ""},
+			{Type: field.ErrorTypeNotSupported, Field: "subjects[0].apiGroup", Detail: ""},
+			{Type: field.ErrorTypeNotSupported, Field: "subjects[1].apiGroup", Detail: ""},
+			{Type: field.ErrorTypeNotSupported, Field: "subjects[2].apiGroup", Detail: ""},
+			{Type: field.ErrorTypeNotSupported, Field: "subjects[3].kind", Detail: ""},
+			{Type: field.ErrorTypeRequired, Field: "subjects[4].name", Detail: ""},
 		},
 	}}
 	for _, tc := range tests {
@@ -221,12 +208,12 @@ func TestValidateClusterRoleBinding(t *testing.T) {
 	}, {
 		name: "roles are namespaced",
 		ref:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "reader"},
-		want: []wantErr{{field.ErrorTypeNotSupported, "roleRef.kind", ""}},
+		want: []wantErr{{Type: field.ErrorTypeNotSupported, Field: "roleRef.kind", Detail: ""}},
 	}, {
 		name:     "service account needs a namespace",
 		ref:      ref,
 		subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "admin"}},
-		want:     []wantErr{{field.ErrorTypeRequired, "subjects[0].namespace", ""}},
+		want:     []wantErr{{Type: field.ErrorTypeRequired, Field: "subjects[0].namespace", Detail: ""}},
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -243,10 +230,10 @@ func TestBindingRoleRefImmutable(t *testing.T) {
 
 	repointed := old.DeepCopy()
 	repointed.RoleRef.Name = "admin"
-	checkErrs(t, validateRoleBindingUpdate(repointed, old), []wantErr{{field.ErrorTypeInvalid, "roleRef", "cannot change roleRef"}})
+	checkErrs(t, validateRoleBindingUpdate(repointed, old), []wantErr{{Type: field.ErrorTypeInvalid, Field: "roleRef", Detail: "cannot change roleRef"}})
 
 	oldCluster := &rbacv1.ClusterRoleBinding{RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "view"}}
 	edited := oldCluster.DeepCopy()
 	edited.RoleRef.Name = "edit"
-	checkErrs(t, validateClusterRoleBindingUpdate(edited, oldCluster), []wantErr{{field.ErrorTypeInvalid, "roleRef", "cannot change roleRef"}})
+	checkErrs(t, validateClusterRoleBindingUpdate(edited, oldCluster), []wantErr{{Type: field.ErrorTypeInvalid, Field: "roleRef", Detail: "cannot change roleRef"}})
 }

@@ -1,6 +1,7 @@
 package scheduling
 
 import (
+	"github.com/orca-project/orca/internal/registry/registrytest"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -10,24 +11,10 @@ import (
 	utilptr "k8s.io/utils/ptr"
 )
 
-type wantErr struct {
-	typ    field.ErrorType
-	field  string
-	detail string
-}
+// wantErr and checkErrs are the shared validation-test helpers.
+type wantErr = registrytest.WantErr
 
-func checkErrs(t *testing.T, got field.ErrorList, want []wantErr) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("got %d errors, want %d: %v", len(got), len(want), got)
-	}
-	for i, w := range want {
-		g := got[i]
-		if g.Type != w.typ || g.Field != w.field || (w.detail != "" && g.Detail != w.detail) {
-			t.Errorf("error %d: got %s %q (%q), want %s %q (%q)", i, g.Type, g.Field, g.Detail, w.typ, w.field, w.detail)
-		}
-	}
-}
+var checkErrs = registrytest.CheckErrs
 
 func TestDefaultPriorityClass(t *testing.T) {
 	pc := &schedulingv1.PriorityClass{}
@@ -59,23 +46,23 @@ func TestValidatePriorityClass(t *testing.T) {
 		{"user maximum", priorityClass("highest", 1000000000, false), nil},
 		{"negative value", priorityClass("low", -5, false), nil},
 		{"over the user maximum", priorityClass("greedy", 1000000001, false), []wantErr{
-			{field.ErrorTypeForbidden, "value", "maximum allowed value of a user defined priority is 1000000000"},
+			{Type: field.ErrorTypeForbidden, Field: "value", Detail: "maximum allowed value of a user defined priority is 1000000000"},
 		}},
 		{"system class", priorityClass("system-node-critical", 2000001000, false), nil},
 		{"system class with wrong value", priorityClass("system-cluster-critical", 5, false), []wantErr{
-			{field.ErrorTypeForbidden, "metadata.name", reserved + "value of system-cluster-critical PriorityClass must be 2000000000"},
+			{Type: field.ErrorTypeForbidden, Field: "metadata.name", Detail: reserved + "value of system-cluster-critical PriorityClass must be 2000000000"},
 		}},
 		{"system class as global default", priorityClass("system-cluster-critical", 2000000000, true), []wantErr{
-			{field.ErrorTypeForbidden, "metadata.name", reserved + "globalDefault of system-cluster-critical PriorityClass must be false"},
+			{Type: field.ErrorTypeForbidden, Field: "metadata.name", Detail: reserved + "globalDefault of system-cluster-critical PriorityClass must be false"},
 		}},
 		{"unknown system class", priorityClass("system-mine", 10, false), []wantErr{
-			{field.ErrorTypeForbidden, "metadata.name", reserved + "system-mine is not a known system priority class"},
+			{Type: field.ErrorTypeForbidden, Field: "metadata.name", Detail: reserved + "system-mine is not a known system priority class"},
 		}},
 		{"bad preemption policy", func() *schedulingv1.PriorityClass {
 			pc := priorityClass("p", 1, false)
 			pc.PreemptionPolicy = utilptr.To[corev1.PreemptionPolicy]("Sometimes")
 			return pc
-		}(), []wantErr{{field.ErrorTypeNotSupported, "preemptionPolicy", ""}}},
+		}(), []wantErr{{Type: field.ErrorTypeNotSupported, Field: "preemptionPolicy", Detail: ""}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -102,11 +89,11 @@ func TestValidatePriorityClassUpdate(t *testing.T) {
 	}, {
 		name:   "value",
 		mutate: func(pc *schedulingv1.PriorityClass) { pc.Value = 2000 },
-		want:   []wantErr{{field.ErrorTypeForbidden, "value", "may not be changed in an update."}},
+		want:   []wantErr{{Type: field.ErrorTypeForbidden, Field: "value", Detail: "may not be changed in an update."}},
 	}, {
 		name:   "preemption policy",
 		mutate: func(pc *schedulingv1.PriorityClass) { pc.PreemptionPolicy = utilptr.To(corev1.PreemptNever) },
-		want:   []wantErr{{field.ErrorTypeInvalid, "preemptionPolicy", "field is immutable"}},
+		want:   []wantErr{{Type: field.ErrorTypeInvalid, Field: "preemptionPolicy", Detail: "field is immutable"}},
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -2,6 +2,7 @@ package storageclass
 
 import (
 	"fmt"
+	"github.com/orca-project/orca/internal/registry/registrytest"
 	"strings"
 	"testing"
 
@@ -12,24 +13,10 @@ import (
 	utilptr "k8s.io/utils/ptr"
 )
 
-type wantErr struct {
-	typ    field.ErrorType
-	field  string
-	detail string
-}
+// wantErr and checkErrs are the shared validation-test helpers.
+type wantErr = registrytest.WantErr
 
-func checkErrs(t *testing.T, got field.ErrorList, want []wantErr) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("got %d errors, want %d: %v", len(got), len(want), got)
-	}
-	for i, w := range want {
-		g := got[i]
-		if g.Type != w.typ || g.Field != w.field || (w.detail != "" && g.Detail != w.detail) {
-			t.Errorf("error %d: got %s %q (%q), want %s %q (%q)", i, g.Type, g.Field, g.Detail, w.typ, w.field, w.detail)
-		}
-	}
-}
+var checkErrs = registrytest.CheckErrs
 
 func TestDefaultStorageClass(t *testing.T) {
 	sc := &storagev1.StorageClass{}
@@ -74,15 +61,15 @@ func TestValidateStorageClass(t *testing.T) {
 	}, {
 		name:   "missing provisioner",
 		mutate: func(sc *storagev1.StorageClass) { sc.Provisioner = "" },
-		want:   []wantErr{{field.ErrorTypeRequired, "provisioner", ""}},
+		want:   []wantErr{{Type: field.ErrorTypeRequired, Field: "provisioner", Detail: ""}},
 	}, {
 		name:   "malformed provisioner",
 		mutate: func(sc *storagev1.StorageClass) { sc.Provisioner = "not a/valid/name" },
-		want:   []wantErr{{field.ErrorTypeInvalid, "provisioner", ""}},
+		want:   []wantErr{{Type: field.ErrorTypeInvalid, Field: "provisioner", Detail: ""}},
 	}, {
 		name:   "empty parameter key",
 		mutate: func(sc *storagev1.StorageClass) { sc.Parameters[""] = "x" },
-		want:   []wantErr{{field.ErrorTypeInvalid, "parameters", "field can not be empty."}},
+		want:   []wantErr{{Type: field.ErrorTypeInvalid, Field: "parameters", Detail: "field can not be empty."}},
 	}, {
 		name: "too many parameters",
 		mutate: func(sc *storagev1.StorageClass) {
@@ -90,25 +77,25 @@ func TestValidateStorageClass(t *testing.T) {
 				sc.Parameters[fmt.Sprintf("k%d", i)] = "v"
 			}
 		},
-		want: []wantErr{{field.ErrorTypeTooLong, "parameters", ""}},
+		want: []wantErr{{Type: field.ErrorTypeTooLong, Field: "parameters", Detail: ""}},
 	}, {
 		name:   "parameters too large",
 		mutate: func(sc *storagev1.StorageClass) { sc.Parameters["blob"] = strings.Repeat("x", 256*1024) },
-		want:   []wantErr{{field.ErrorTypeTooLong, "parameters", ""}},
+		want:   []wantErr{{Type: field.ErrorTypeTooLong, Field: "parameters", Detail: ""}},
 	}, {
 		name:   "recycle reclaim policy",
 		mutate: func(sc *storagev1.StorageClass) { sc.ReclaimPolicy = utilptr.To(corev1.PersistentVolumeReclaimRecycle) },
-		want:   []wantErr{{field.ErrorTypeNotSupported, "reclaimPolicy", ""}},
+		want:   []wantErr{{Type: field.ErrorTypeNotSupported, Field: "reclaimPolicy", Detail: ""}},
 	}, {
 		name:   "missing binding mode",
 		mutate: func(sc *storagev1.StorageClass) { sc.VolumeBindingMode = nil },
-		want:   []wantErr{{field.ErrorTypeRequired, "volumeBindingMode", ""}},
+		want:   []wantErr{{Type: field.ErrorTypeRequired, Field: "volumeBindingMode", Detail: ""}},
 	}, {
 		name: "unknown binding mode",
 		mutate: func(sc *storagev1.StorageClass) {
 			sc.VolumeBindingMode = utilptr.To[storagev1.VolumeBindingMode]("Later")
 		},
-		want: []wantErr{{field.ErrorTypeNotSupported, "volumeBindingMode", ""}},
+		want: []wantErr{{Type: field.ErrorTypeNotSupported, Field: "volumeBindingMode", Detail: ""}},
 	}, {
 		name: "topology terms",
 		mutate: func(sc *storagev1.StorageClass) {
@@ -124,11 +111,11 @@ func TestValidateStorageClass(t *testing.T) {
 			)
 		},
 		want: []wantErr{
-			{field.ErrorTypeDuplicate, "allowedTopologies[1].matchLabelExpressions", ""},
-			{field.ErrorTypeDuplicate, "allowedTopologies[2].matchLabelExpressions[0].values[1]", ""},
-			{field.ErrorTypeInvalid, "allowedTopologies[2].matchLabelExpressions[0].key", ""},
-			{field.ErrorTypeRequired, "allowedTopologies[2].matchLabelExpressions[1].values", ""},
-			{field.ErrorTypeDuplicate, "allowedTopologies[2].matchLabelExpressions[2].key", ""},
+			{Type: field.ErrorTypeDuplicate, Field: "allowedTopologies[1].matchLabelExpressions", Detail: ""},
+			{Type: field.ErrorTypeDuplicate, Field: "allowedTopologies[2].matchLabelExpressions[0].values[1]", Detail: ""},
+			{Type: field.ErrorTypeInvalid, Field: "allowedTopologies[2].matchLabelExpressions[0].key", Detail: ""},
+			{Type: field.ErrorTypeRequired, Field: "allowedTopologies[2].matchLabelExpressions[1].values", Detail: ""},
+			{Type: field.ErrorTypeDuplicate, Field: "allowedTopologies[2].matchLabelExpressions[2].key", Detail: ""},
 		},
 	}}
 	for _, tc := range tests {
@@ -160,10 +147,10 @@ func TestValidateStorageClassUpdate(t *testing.T) {
 			sc.VolumeBindingMode = utilptr.To(storagev1.VolumeBindingWaitForFirstConsumer)
 		},
 		want: []wantErr{
-			{field.ErrorTypeForbidden, "parameters", "updates to parameters are forbidden."},
-			{field.ErrorTypeForbidden, "provisioner", "updates to provisioner are forbidden."},
-			{field.ErrorTypeForbidden, "reclaimPolicy", "updates to reclaimPolicy are forbidden."},
-			{field.ErrorTypeInvalid, "volumeBindingMode", "field is immutable"},
+			{Type: field.ErrorTypeForbidden, Field: "parameters", Detail: "updates to parameters are forbidden."},
+			{Type: field.ErrorTypeForbidden, Field: "provisioner", Detail: "updates to provisioner are forbidden."},
+			{Type: field.ErrorTypeForbidden, Field: "reclaimPolicy", Detail: "updates to reclaimPolicy are forbidden."},
+			{Type: field.ErrorTypeInvalid, Field: "volumeBindingMode", Detail: "field is immutable"},
 		},
 	}}
 	for _, tc := range tests {
