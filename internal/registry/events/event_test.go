@@ -1,7 +1,6 @@
 package events
 
 import (
-	"github.com/orca-project/orca/internal/registry/registrytest"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +9,8 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/orca-project/orca/internal/registry/registrytest"
 )
 
 // wantErr and checkErrs are the shared validation-test helpers.

@@ -1,7 +1,6 @@
 package scheduling
 
 import (
-	"github.com/orca-project/orca/internal/registry/registrytest"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -9,6 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	utilptr "k8s.io/utils/ptr"
+
+	"github.com/orca-project/orca/internal/registry/registrytest"
 )
 
 // wantErr and checkErrs are the shared validation-test helpers.
