@@ -1,10 +1,10 @@
 package apps
 
 import (
-	"github.com/orca-project/orca/internal/registry/registrytest"
-
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/orca-project/orca/internal/registry/registrytest"
 )
 
 // wantErr and checkErrs are the shared validation-test helpers.

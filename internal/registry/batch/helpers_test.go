@@ -1,9 +1,9 @@
 package batch
 
 import (
-	"github.com/orca-project/orca/internal/registry/registrytest"
-
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/orca-project/orca/internal/registry/registrytest"
 )
 
 // wantErr and checkErrs are the shared validation-test helpers.

@@ -2,13 +2,14 @@ package discovery
 
 import (
 	"fmt"
-	"github.com/orca-project/orca/internal/registry/registrytest"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	utilptr "k8s.io/utils/ptr"
+
+	"github.com/orca-project/orca/internal/registry/registrytest"
 )
 
 // wantErr and checkErrs are the shared validation-test helpers.

@@ -1,7 +1,6 @@
 package rbac
 
 import (
-	"github.com/orca-project/orca/internal/registry/registrytest"
 	"testing"
 
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -9,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/orca-project/orca/internal/registry"
+	"github.com/orca-project/orca/internal/registry/registrytest"
 )
 
 // wantErr and checkErrs are the shared validation-test helpers.

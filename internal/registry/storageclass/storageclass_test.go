@@ -2,7 +2,6 @@ package storageclass
 
 import (
 	"fmt"
-	"github.com/orca-project/orca/internal/registry/registrytest"
 	"strings"
 	"testing"
 
@@ -11,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	utilptr "k8s.io/utils/ptr"
+
+	"github.com/orca-project/orca/internal/registry/registrytest"
 )
 
 // wantErr and checkErrs are the shared validation-test helpers.
