@@ -84,6 +84,9 @@ func Busybox(busyboxPath string) (Image, error) {
 		return Image{}, fmt.Errorf("applets of %s: %w", busyboxPath, err)
 	}
 	entries = append(entries, links...)
+	if !hasApplet(links, "nohup") {
+		entries = append(entries, FileEntry("/usr/bin/nohup", 0o755, []byte(nohupScript)))
+	}
 	return Image{
 		Ref:     BusyboxRef,
 		Entries: entries,
@@ -92,6 +95,23 @@ func Busybox(busyboxPath string) (Image, error) {
 			Cmd: []string{"sh"},
 		},
 	}, nil
+}
+
+// nohupScript stands in for the nohup applet, which Debian's busybox-static
+// leaves out: an ignored signal stays ignored across exec.
+const nohupScript = `#!/bin/sh
+if [ $# -eq 0 ]; then echo "usage: nohup COMMAND [ARG]..." >&2; exit 127; fi
+trap '' HUP
+exec "$@"
+`
+
+func hasApplet(links []Entry, name string) bool {
+	for _, l := range links {
+		if path.Base(l.Path) == name {
+			return true
+		}
+	}
+	return false
 }
 
 // appletLinks turns the output of `busybox --list-full` ("usr/bin/wget" per

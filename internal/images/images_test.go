@@ -226,11 +226,11 @@ func TestImportListRun(t *testing.T) {
 	runSandbox(ctx, t, socket)
 
 	// The busybox image runs, as root with the PATH from its config.
-	out, err := ctr(socket, "run", "--rm", imagebuild.BusyboxRef, "bb-"+t.Name(), "sh", "-c", "echo hi; id -u; echo $PATH; cat /var/www/index.html | wc -l").CombinedOutput()
+	out, err := ctr(socket, "run", "--rm", imagebuild.BusyboxRef, "bb-"+t.Name(), "sh", "-c", "echo hi; id -u; echo $PATH; cat /var/www/index.html | wc -l; nohup echo ok").CombinedOutput()
 	if err != nil {
 		t.Fatalf("running busybox: %v\n%s", err, out)
 	}
-	if got, want := string(out), "hi\n0\n/usr/sbin:/usr/bin:/sbin:/bin\n1\n"; got != want {
+	if got, want := string(out), "hi\n0\n/usr/sbin:/usr/bin:/sbin:/bin\n1\nok\n"; got != want {
 		t.Errorf("busybox printed %q, want %q", got, want)
 	}
 
