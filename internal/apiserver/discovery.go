@@ -69,6 +69,9 @@ func subresourcesOf(r *resource) []subresourceInfo {
 	if r.Name == "pods" {
 		out = append(out, subresourceInfo{name: "binding", kind: "Binding", verbs: metav1.Verbs{"create"}})
 	}
+	if r.Name == "serviceaccounts" {
+		out = append(out, subresourceInfo{name: "token", kind: "TokenRequest", group: "authentication.k8s.io", version: "v1", verbs: metav1.Verbs{"create"}})
+	}
 	if r.Name == "namespaces" {
 		out = append(out, subresourceInfo{name: "finalize", kind: "Namespace", verbs: metav1.Verbs{"update"}})
 	}

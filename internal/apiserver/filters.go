@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -41,6 +42,30 @@ func (ClientCertAuthenticator) Authenticate(r *http.Request) (User, bool) {
 	leaf := r.TLS.VerifiedChains[0][0]
 	return User{Name: leaf.Subject.CommonName, Groups: leaf.Subject.Organization}, true
 }
+
+// UnionAuthenticator tries each authenticator in turn and takes the
+// first identity, adding system:authenticated as upstream's authenticated
+// group adder does.
+type UnionAuthenticator []Authenticator
+
+// Authenticate implements Authenticator.
+func (u UnionAuthenticator) Authenticate(r *http.Request) (User, bool) {
+	for _, a := range u {
+		if a == nil {
+			continue
+		}
+		if user, ok := a.Authenticate(r); ok {
+			if !slices.Contains(user.Groups, AllAuthenticated) {
+				user.Groups = append(slices.Clip(user.Groups), AllAuthenticated)
+			}
+			return user, true
+		}
+	}
+	return User{}, false
+}
+
+// AllAuthenticated is the group of every authenticated user.
+const AllAuthenticated = "system:authenticated"
 
 type userKey struct{}
 
@@ -87,10 +112,16 @@ func (s *statusRecorder) Flush() {
 }
 
 // buildHandler assembles the filter chain: panic recovery, metrics,
-// authentication, authorization (every authenticated user is allowed
+// authentication (client certificates, then bearer tokens), authorization (every authenticated user is allowed
 // until RBAC is enforced), then routing.
 func (s *Server) buildHandler() http.Handler {
 	metricsHandler := promhttp.HandlerFor(s.cfg.Metrics, promhttp.HandlerOpts{})
+	// The configured authenticator (client certificates) goes first, then
+	// the service-account tokens the server issues.
+	authn := s.cfg.Authenticator
+	if authn != nil && s.tokens != nil {
+		authn = UnionAuthenticator{authn, s.newTokenAuthenticator()}
+	}
 	route := func(w http.ResponseWriter, r *http.Request) {
 		if ri, ok := parseRequestInfo(r); ok {
 			{
@@ -147,8 +178,8 @@ func (s *Server) buildHandler() http.Handler {
 				s.writeError(w, r, apierrors.NewInternalError(errPanic))
 			}
 		}()
-		if s.cfg.Authenticator != nil && !isPublic(r.URL.Path) {
-			u, ok := s.cfg.Authenticator.Authenticate(r)
+		if authn != nil && !isPublic(r.URL.Path) {
+			u, ok := authn.Authenticate(r)
 			if !ok {
 				s.writeError(w, r, apierrors.NewUnauthorized("Unauthorized"))
 				return

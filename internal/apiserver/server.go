@@ -51,6 +51,9 @@ type Config struct {
 	// KubernetesService, when set, is the `kubernetes` Service in default
 	// that start-up creates and reconciles, with its endpoints.
 	KubernetesService *KubernetesService
+	// ServiceAccountTokens, when set, serves serviceaccounts/token and
+	// accepts the tokens it issues as bearer tokens.
+	ServiceAccountTokens *ServiceAccountTokens
 }
 
 // Server is the API server's HTTP handler and the caches behind it.
@@ -63,6 +66,7 @@ type Server struct {
 	metrics   *metrics
 	handler   http.Handler
 	admission admission.Chain
+	tokens    *tokens
 
 	readyMu sync.Mutex
 	ready   bool
@@ -107,6 +111,11 @@ func New(cfg Config) (*Server, error) {
 		s.resources[gvr] = r
 		s.ordered = append(s.ordered, r)
 	}
+	tokens, err := newTokens(cfg.ServiceAccountTokens)
+	if err != nil {
+		return nil, err
+	}
+	s.tokens = tokens
 	m, err := newMetrics(cfg.Metrics)
 	if err != nil {
 		return nil, err
@@ -215,6 +224,12 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, ri reques
 			return
 		}
 		s.serveBinding(w, r, res, ri)
+	case "token":
+		if res.Name != "serviceaccounts" || ri.Verb != "create" {
+			s.writeError(w, r, errNotFoundPath())
+			return
+		}
+		s.serveToken(w, r, res, ri)
 	case "finalize":
 		if res.Name != "namespaces" || ri.Verb != "update" {
 			s.writeError(w, r, errNotFoundPath())
