@@ -8,13 +8,18 @@ BIN       ?= bin/orca
 LDFLAGS   ?= $(shell hack/ldflags.sh)
 export LDFLAGS
 
-.PHONY: all build up down test test-unit test-integration fuzz bench bench-scheduler vet clean
+.PHONY: all build images up down test test-unit test-integration fuzz bench bench-scheduler vet clean
 
 all: build
 
-## build: compile bin/orca
+## build: compile bin/orca and bin/orca-pause (the pod sandbox program)
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/orca
+	CGO_ENABLED=0 $(GO) build -ldflags "-s -w" -o $(dir $(BIN))orca-pause ./cmd/orca-pause
+
+## images: write Orca's pause and busybox images to _output/images/{pause,busybox}.tar
+images: build
+	$(BIN) images build --output _output/images
 
 ## up: build, install what is missing, and start a single-node cluster
 up: build

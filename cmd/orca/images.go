@@ -1,0 +1,110 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/orca-project/orca/internal/imagebuild"
+	"github.com/orca-project/orca/internal/images"
+)
+
+func newImagesCommand() *cobra.Command {
+	var dataDir, address string
+	cmd := &cobra.Command{
+		Use:   "images",
+		Short: "Import, list and build container images on this node",
+		Long: "Manage the images of this node's containerd (the agent's, found from --data-dir, or --address). " +
+			"Nothing is pulled from a public registry: images come in as tarballs (docker save or OCI archives).",
+	}
+	pf := cmd.PersistentFlags()
+	pf.StringVar(&dataDir, "data-dir", defaultDataDir(), "Orca's data directory; the agent's containerd socket is in it")
+	pf.StringVar(&address, "address", "", "containerd socket to use instead of the agent's")
+	socket := func() string {
+		if address != "" {
+			return address
+		}
+		return images.SocketPath(dataDir)
+	}
+
+	importCmd := &cobra.Command{
+		Use:   "import FILE.tar [FILE.tar...]",
+		Short: "Load image tarballs into the node's containerd, unpacked for CRI",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			for _, file := range args {
+				refs, err := images.Import(cmd.Context(), socket(), file)
+				if err != nil {
+					return err
+				}
+				for _, ref := range refs {
+					fmt.Fprintf(cmd.OutOrStdout(), "imported %s\n", ref)
+				}
+			}
+			return nil
+		},
+	}
+
+	lsCmd := &cobra.Command{
+		Use:     "ls",
+		Aliases: []string{"list"},
+		Short:   "List the images pods on this node can use, as CRI reports them",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			imgs, err := images.List(cmd.Context(), socket())
+			if err != nil {
+				return err
+			}
+			return images.WriteTable(cmd.OutOrStdout(), imgs)
+		},
+	}
+
+	var output, busybox string
+	buildCmd := &cobra.Command{
+		Use:   "build --output DIR",
+		Short: "Write Orca's pause and busybox images as pause.tar and busybox.tar",
+		Long: "Write the pod sandbox image (" + imagebuild.PauseRef + ", from the orca-pause binary next to orca or in $PATH) " +
+			"and the test image (" + imagebuild.BusyboxRef + ", from a static busybox) as docker archives.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			pausePath, err := imagebuild.FindPauseBinary()
+			if err != nil {
+				return err
+			}
+			bin, err := os.ReadFile(pausePath)
+			if err != nil {
+				return fmt.Errorf("reading pause binary: %w", err)
+			}
+			bb, err := imagebuild.Busybox(busybox)
+			if err != nil {
+				return err
+			}
+			if err := os.MkdirAll(output, 0o755); err != nil {
+				return fmt.Errorf("creating %s: %w", output, err)
+			}
+			for _, out := range []struct {
+				name string
+				img  imagebuild.Image
+			}{{"pause.tar", imagebuild.Pause(bin)}, {"busybox.tar", bb}} {
+				file, img := filepath.Join(output, out.name), out.img
+				if err := img.WriteFile(file); err != nil {
+					return err
+				}
+				id, err := img.ID()
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: %s (%s)\n", file, img.Ref, id)
+			}
+			return nil
+		},
+	}
+	buildCmd.Flags().StringVar(&output, "output", "", "directory to write pause.tar and busybox.tar to")
+	buildCmd.Flags().StringVar(&busybox, "busybox", imagebuild.DefaultBusybox, "statically linked busybox binary to put into the busybox image")
+	_ = buildCmd.MarkFlagRequired("output")
+
+	cmd.AddCommand(importCmd, lsCmd, buildCmd)
+	return cmd
+}
