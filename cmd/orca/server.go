@@ -54,6 +54,7 @@ func newServerCommand() *cobra.Command {
 	f.StringVar(&opts.EtcdPeerURL, "etcd-listen-peer-url", "", "URL the embedded etcd serves peers on")
 	f.StringVar(&opts.ServiceCIDR, "service-cidr", server.DefaultServiceCIDR, "IPv4 range service cluster IPs are allocated from")
 	f.StringVar(&opts.ServiceNodePortRange, "service-node-port-range", server.DefaultServiceNodePortRange, "port range NodePort and LoadBalancer services get node ports from")
+	f.StringVar(&opts.ServiceAccountIssuer, "service-account-issuer", "", "issuer (\"iss\") of service-account tokens; https://kubernetes.default.svc.cluster.local when empty")
 	f.BoolVar(&opts.DisableAgent, "disable-agent", false, "do not run a node agent in this process")
 	f.BoolVar(&opts.DisableControllerManager, "disable-controller-manager", false, "do not run the controllers in this process (run orca controller-manager instead)")
 	f.BoolVar(&opts.DisableScheduler, "disable-scheduler", false, "do not run the scheduler in this process (run orca scheduler instead)")

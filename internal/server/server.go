@@ -67,6 +67,9 @@ type Options struct {
 	// ServiceCIDR and ServiceNodePortRange are the ranges service
 	// cluster IPs and node ports come from; k3s's defaults when empty.
 	ServiceCIDR, ServiceNodePortRange string
+	// ServiceAccountIssuer is the "iss" of service-account tokens;
+	// https://kubernetes.default.svc.cluster.local when empty.
+	ServiceAccountIssuer string
 	// CompactInterval overrides the history compaction period.
 	CompactInterval time.Duration
 
@@ -141,6 +144,10 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 	if err != nil {
 		return nil, err
 	}
+	saTokens, err := serviceAccountTokens(tlsDir, opts.ServiceAccountIssuer)
+	if err != nil {
+		return nil, err
+	}
 
 	var client *clientv3.Client
 	closeEtcd := func() {}
@@ -198,6 +205,8 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 
 		Allocator:         alloc,
 		KubernetesService: kubernetesService(alloc, opts, port),
+
+		ServiceAccountTokens: saTokens,
 	})
 	if err != nil {
 		ln.Close()
