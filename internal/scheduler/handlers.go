@@ -55,6 +55,7 @@ func (s *Scheduler) addHandlers(pods, nodes, namespaces cache.SharedIndexInforme
 				s.cache.AddPod(p)
 			case responsible(p):
 				s.queue.Add(p)
+				s.trackNomination(p)
 			}
 		},
 		UpdateFunc: func(oldObj, newObj any) {
@@ -66,6 +67,7 @@ func (s *Scheduler) addHandlers(pods, nodes, namespaces cache.SharedIndexInforme
 			case p.Spec.NodeName != "":
 				if old.Spec.NodeName == "" {
 					s.queue.Delete(p.UID)
+					s.cache.RemoveNomination(p.UID)
 				}
 				if terminal(p) {
 					// A finished pod releases its resources.
@@ -80,8 +82,10 @@ func (s *Scheduler) addHandlers(pods, nodes, namespaces cache.SharedIndexInforme
 				if !reflect.DeepEqual(old.Spec, p.Spec) || !reflect.DeepEqual(old.Labels, p.Labels) {
 					s.queue.Add(p)
 				}
+				s.trackNomination(p)
 			default:
 				s.queue.Delete(p.UID)
+				s.cache.RemoveNomination(p.UID)
 			}
 		},
 		DeleteFunc: func(obj any) {
@@ -91,6 +95,7 @@ func (s *Scheduler) addHandlers(pods, nodes, namespaces cache.SharedIndexInforme
 			}
 			s.queue.Delete(p.UID)
 			s.cache.RemovePod(p.UID)
+			s.cache.RemoveNomination(p.UID)
 			if p.Spec.NodeName != "" {
 				s.queue.MoveAllUnschedulable()
 			}
@@ -148,6 +153,19 @@ func (s *Scheduler) addHandlers(pods, nodes, namespaces cache.SharedIndexInforme
 		return fmt.Errorf("scheduler namespace handler: %w", err)
 	}
 	return nil
+}
+
+// trackNomination reserves the room of a pending pod that carries
+// status.nominatedNodeName (written by this scheduler, perhaps in an
+// earlier life). An update without one keeps what the scheduler
+// nominated in memory: the status patch may not have arrived yet.
+// Nominations end when the pod binds, goes away or is assumed.
+func (s *Scheduler) trackNomination(p *v1.Pod) {
+	nn := p.Status.NominatedNodeName
+	if nn == "" || s.cache.NominatedNode(p.UID) == nn || s.cache.IsAssumed(p.UID) {
+		return
+	}
+	s.cache.Nominate(p, nn)
 }
 
 func nonNil(m map[string]string) map[string]string {

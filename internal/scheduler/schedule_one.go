@@ -34,13 +34,18 @@ func (s *Scheduler) scheduleOne(ctx context.Context, qp *queue.QueuedPod) {
 		res  framework.Result
 		err  error
 		cand *preemption.Candidate
+		// preempted: preemption looked for a candidate (and found cand).
+		preempted bool
 	)
 	s.cache.WithSnapshot(func(snap *framework.Snapshot) {
 		res, err = s.fw.Schedule(ctx, framework.NewCycleState(), pi, snap, s.rng)
 		var fe *framework.FitError
 		if errors.As(err, &fe) && !s.cfg.DisablePreemption && fe.NumAllNodes > 0 {
-			var msg string
-			cand, msg = preemption.Find(ctx, s.fw, pi, snap, fe.Diagnosis)
+			ok, msg := preemption.Eligible(pi, snap, fe.Diagnosis)
+			if ok {
+				preempted = true
+				cand, msg = preemption.Find(ctx, s.fw, pi, snap, fe.Diagnosis)
+			}
 			fe.Diagnosis.PostFilterMsg = msg
 		}
 	})
@@ -53,7 +58,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context, qp *queue.QueuedPod) {
 		}
 		s.metrics.attempts.WithLabelValues(result).Inc()
 		s.metrics.attempt.WithLabelValues(result).Observe(elapsed)
-		s.fail(ctx, qp, err, cand)
+		s.fail(ctx, qp, err, cand, preempted)
 		return
 	}
 	s.metrics.attempts.WithLabelValues("scheduled").Inc()
@@ -67,6 +72,8 @@ func (s *Scheduler) scheduleOne(ctx context.Context, qp *queue.QueuedPod) {
 		s.queue.AddBackoff(qp)
 		return
 	}
+	// Placed: the room it may have been promised elsewhere is free again.
+	s.cache.RemoveNomination(pod.UID)
 	s.queue.Done(qp)
 	go s.bind(ctx, qp, pod, res.Node)
 }
@@ -103,8 +110,11 @@ func (s *Scheduler) bind(ctx context.Context, qp *queue.QueuedPod, pod *v1.Pod, 
 }
 
 // fail records why the pod was not placed (condition and event), carries
-// out a preemption if one was found, and parks the pod.
-func (s *Scheduler) fail(ctx context.Context, qp *queue.QueuedPod, err error, cand *preemption.Candidate) {
+// out a preemption if one was found, and parks the pod. A preemption
+// nominates the pod to the candidate's node at once, in the cache, so the
+// pods scheduled next already leave that room alone; a preemption that
+// found nothing withdraws an earlier nomination, as upstream does.
+func (s *Scheduler) fail(ctx context.Context, qp *queue.QueuedPod, err error, cand *preemption.Candidate, preempted bool) {
 	pod := qp.Pod
 	var fe *framework.FitError
 	unschedulable := errors.As(err, &fe)
@@ -121,15 +131,20 @@ func (s *Scheduler) fail(ctx context.Context, qp *queue.QueuedPod, err error, ca
 	if !unschedulable {
 		reason = v1.PodReasonSchedulerError
 	}
-	nominated := ""
-	if cand != nil {
-		nominated = cand.Node
+	nom := keepNomination
+	switch {
+	case cand != nil:
+		nom = nominate(cand.Node)
+		s.cache.Nominate(pod, cand.Node)
+	case preempted:
+		nom = clearNomination
+		s.cache.RemoveNomination(pod.UID)
 	}
 	go func() {
 		if cand != nil {
 			s.preempt(ctx, pod, cand)
 		}
-		if err := s.updateStatus(ctx, pod, reason, msg, nominated); err != nil && ctx.Err() == nil {
+		if err := s.updateStatus(ctx, pod, reason, msg, nom); err != nil && ctx.Err() == nil {
 			s.log.Warn("update pod status", "pod", klogKey(pod), "err", err)
 		}
 	}()
@@ -152,12 +167,26 @@ func (s *Scheduler) preempt(ctx context.Context, pod *v1.Pod, cand *preemption.C
 	}
 }
 
+// nomination says what a failed attempt does to status.nominatedNodeName.
+type nomination struct {
+	set  bool
+	node string // "" with set clears it
+}
+
+var (
+	keepNomination  = nomination{}
+	clearNomination = nomination{set: true}
+)
+
+func nominate(node string) nomination { return nomination{set: true, node: node} }
+
 // updateStatus sets PodScheduled=False (and nominatedNodeName) with a
 // strategic merge patch on pods/status, skipping a patch that would
 // change nothing.
-func (s *Scheduler) updateStatus(ctx context.Context, pod *v1.Pod, reason, msg, nominated string) error {
+func (s *Scheduler) updateStatus(ctx context.Context, pod *v1.Pod, reason, msg string, nom nomination) error {
 	for _, c := range pod.Status.Conditions {
-		if c.Type == v1.PodScheduled && c.Status == v1.ConditionFalse && c.Reason == reason && c.Message == msg && nominated == pod.Status.NominatedNodeName {
+		if c.Type == v1.PodScheduled && c.Status == v1.ConditionFalse && c.Reason == reason && c.Message == msg &&
+			(!nom.set || nom.node == pod.Status.NominatedNodeName) {
 			return nil
 		}
 	}
@@ -167,8 +196,13 @@ func (s *Scheduler) updateStatus(ctx context.Context, pod *v1.Pod, reason, msg, 
 			"lastProbeTime": nil, "lastTransitionTime": metav1.Now().UTC().Format(time.RFC3339),
 		}},
 	}
-	if nominated != "" {
-		status["nominatedNodeName"] = nominated
+	switch {
+	case nom.set && nom.node != "":
+		status["nominatedNodeName"] = nom.node
+	case nom.set:
+		// null deletes the field; sent even when the queued copy shows no
+		// nomination, as that copy's status may be older than the server's.
+		status["nominatedNodeName"] = nil
 	}
 	patch, err := json.Marshal(map[string]any{"status": status})
 	if err != nil {

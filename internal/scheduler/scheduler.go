@@ -95,18 +95,19 @@ func New(cfg Config) (*Scheduler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("scheduler metrics: %w", err)
 	}
+	factory := informers.NewSharedInformerFactory(cfg.Client, 0)
 	s := &Scheduler{
 		cfg:     cfg,
 		log:     cfg.Log.With("component", "scheduler"),
 		client:  cfg.Client,
-		fw:      profile.Default(cfg.PercentageOfNodesToScore),
+		fw:      profile.WithVolumes(cfg.PercentageOfNodesToScore, newVolumeListers(factory)),
 		cache:   framework.NewCache(),
 		queue:   queue.New(queue.Options{}),
 		metrics: m,
 		rng:     rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
 	}
 	m.pending = func() (int, int, int) { return s.queue.Len() }
-	s.factory = informers.NewSharedInformerFactory(cfg.Client, 0)
+	s.factory = factory
 	s.events = record.NewBroadcaster()
 	s.recorder = s.events.NewRecorder(schemeForEvents(), v1.EventSource{Component: SchedulerName})
 	return s, nil
@@ -139,6 +140,9 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	nsInf := s.factory.Core().V1().Namespaces()
 	s.pods = podInf.Lister()
 	if err := s.addHandlers(podInf.Informer(), nodeInf.Informer(), nsInf.Informer()); err != nil {
+		return err
+	}
+	if err := s.addVolumeHandlers(s.factory); err != nil {
 		return err
 	}
 	s.factory.Start(ctx.Done())

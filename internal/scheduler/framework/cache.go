@@ -18,6 +18,7 @@ type Cache struct {
 	nodes map[string]*NodeInfo
 	pods  map[types.UID]*podState
 	ns    map[string]map[string]string
+	noms  *Nominations
 
 	snap          *Snapshot
 	nodesDirty    bool
@@ -36,6 +37,7 @@ func NewCache() *Cache {
 		nodes: map[string]*NodeInfo{},
 		pods:  map[types.UID]*podState{},
 		ns:    map[string]map[string]string{},
+		noms:  NewNominations(),
 		snap:  NewSnapshot(),
 	}
 }
@@ -61,6 +63,10 @@ func (c *Cache) WithSnapshot(f func(*Snapshot)) {
 		c.affinityDirty = false
 	}
 	c.snap.NamespaceLabels = c.ns
+	c.snap.Nominated = nil
+	if c.noms.Len() > 0 {
+		c.snap.Nominated = c.noms
+	}
 	f(c.snap)
 }
 
@@ -109,6 +115,30 @@ func (c *Cache) SetNamespace(name string, labels map[string]string) {
 		return
 	}
 	c.ns[name] = labels
+}
+
+// Nominate records that pod waits for room on node (its
+// status.nominatedNodeName, or preemption's choice before that is
+// written); an empty node clears the nomination.
+func (c *Cache) Nominate(pod *v1.Pod, node string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.noms.Set(NewPodInfo(pod), node)
+}
+
+// RemoveNomination forgets the pod's nomination: it was bound, deleted or
+// no longer waits for this scheduler.
+func (c *Cache) RemoveNomination(uid types.UID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.noms.Remove(uid)
+}
+
+// NominatedNode returns the node the pod is nominated to, or "".
+func (c *Cache) NominatedNode(uid types.UID) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.noms.NodeOf(uid)
 }
 
 // AddPod records a bound pod; an assumed pod of the same UID is replaced

@@ -204,7 +204,7 @@ func (f *Framework) findFeasible(ctx context.Context, state *CycleState, pod *Po
 
 	work := func(i int) {
 		node := snap.Nodes[(start+i)%numAll]
-		st := f.RunFilters(ctx, state, pod, node)
+		st := f.RunFiltersWithNominated(ctx, state, pod, node, snap.Nominated)
 		processed.Add(1)
 		switch {
 		case st.IsSuccess():

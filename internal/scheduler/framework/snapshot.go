@@ -21,6 +21,9 @@ type Snapshot struct {
 	UniqueHostnames bool
 	// NamespaceLabels serves namespaceSelector in affinity terms.
 	NamespaceLabels map[string]map[string]string
+	// Nominated are the pods waiting for room preemption freed; nil when
+	// there are none.
+	Nominated *Nominations
 }
 
 // NewSnapshot builds a snapshot over nodes (tests and preemption build
@@ -101,5 +104,6 @@ func (s *Snapshot) WithNode(ni *NodeInfo) *Snapshot {
 	c := NewSnapshot(nodes...)
 	c.NamespaceLabels = s.NamespaceLabels
 	c.UniqueHostnames = s.UniqueHostnames
+	c.Nominated = s.Nominated
 	return c
 }

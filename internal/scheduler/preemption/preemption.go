@@ -38,8 +38,8 @@ type Candidate struct {
 // Find looks for a candidate. msg is the account upstream appends to the
 // FailedScheduling message ("preemption: 0/5 nodes are available: ...").
 func Find(ctx context.Context, fw *framework.Framework, pod *framework.PodInfo, snap *framework.Snapshot, diag framework.Diagnosis) (*Candidate, string) {
-	if p := pod.Pod.Spec.PreemptionPolicy; p != nil && *p == v1.PreemptNever {
-		return nil, "preemption: not eligible due to preemptionPolicy=Never."
+	if ok, msg := Eligible(pod, snap, diag); !ok {
+		return nil, msg
 	}
 	prio := corev1helpers.PodPriority(pod.Pod)
 	reasons := map[string]*framework.Status{}
@@ -82,6 +82,37 @@ func Find(ctx context.Context, fw *framework.Framework, pod *framework.PodInfo, 
 	return pick(cands), ""
 }
 
+// Eligible reports whether pod may preempt at all, with upstream's
+// account when it may not: a pod whose preemptionPolicy is Never, and a
+// pod already nominated to a node where a lower-priority pod is still
+// terminating — its earlier preemption is under way, and evicting more
+// pods elsewhere would only add victims.
+func Eligible(pod *framework.PodInfo, snap *framework.Snapshot, diag framework.Diagnosis) (bool, string) {
+	if p := pod.Pod.Spec.PreemptionPolicy; p != nil && *p == v1.PreemptNever {
+		return false, "preemption: not eligible due to preemptionPolicy=Never."
+	}
+	nominated := snap.Nominated.NodeOf(pod.Pod.UID)
+	if nominated == "" {
+		return true, ""
+	}
+	// A nominated node that can no longer take the pod at all frees it
+	// to look elsewhere.
+	if st, ok := diag.NodeToStatus[nominated]; ok && st.Code() == framework.UnschedulableAndUnresolvable {
+		return true, ""
+	}
+	n := snap.Get(nominated)
+	if n == nil {
+		return true, ""
+	}
+	prio := corev1helpers.PodPriority(pod.Pod)
+	for _, p := range n.Pods {
+		if p.Pod.DeletionTimestamp != nil && corev1helpers.PodPriority(p.Pod) < prio {
+			return false, "preemption: not eligible due to a terminating pod on the nominated node."
+		}
+	}
+	return true, ""
+}
+
 func message(all int, reasons map[string]*framework.Status) string {
 	return fmt.Sprintf("preemption: 0/%d nodes are available: %s.", all, framework.ReasonHistogram(reasons))
 }
@@ -94,7 +125,9 @@ func fits(ctx context.Context, fw *framework.Framework, pod *framework.PodInfo, 
 			return false
 		}
 	}
-	return fw.RunFilters(ctx, state, pod, node).IsSuccess()
+	// Room promised to other nominated pods of equal or higher priority
+	// is not the preemptor's to take.
+	return fw.RunFiltersWithNominated(ctx, state, pod, node, snap.Nominated).IsSuccess()
 }
 
 func dryRun(ctx context.Context, fw *framework.Framework, pod *framework.PodInfo, prio int32, snap *framework.Snapshot, n *framework.NodeInfo, base *framework.CycleState) *Candidate {

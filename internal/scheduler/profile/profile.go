@@ -14,11 +14,22 @@ import (
 	"github.com/orca-project/orca/internal/scheduler/plugins/nodeunschedulable"
 	"github.com/orca-project/orca/internal/scheduler/plugins/podtopologyspread"
 	"github.com/orca-project/orca/internal/scheduler/plugins/tainttoleration"
+	"github.com/orca-project/orca/internal/scheduler/plugins/volumebinding"
 )
 
-// Default returns the default-scheduler profile. percentageOfNodesToScore
-// 0 selects the adaptive value.
+// Default returns the default-scheduler profile without a view of
+// storage: a pod with a persistentVolumeClaim fits nowhere, its claim
+// not found. percentageOfNodesToScore 0 selects the adaptive value.
 func Default(percentageOfNodesToScore int) *framework.Framework {
+	return WithVolumes(percentageOfNodesToScore, nil)
+}
+
+// WithVolumes is the default-scheduler profile reading claims, volumes
+// and storage classes through volumes.
+func WithVolumes(percentageOfNodesToScore int, volumes volumebinding.Lister) *framework.Framework {
+	if volumes == nil {
+		volumes = volumebinding.Empty{}
+	}
 	var (
 		unsched  = &nodeunschedulable.Plugin{}
 		name     = &nodename.Plugin{}
@@ -30,11 +41,12 @@ func Default(percentageOfNodesToScore int) *framework.Framework {
 		spread   = &podtopologyspread.Plugin{}
 		podAff   = &interpodaffinity.Plugin{}
 		defSprd  = &defaultspread.Plugin{}
+		vols     = &volumebinding.Plugin{Lister: volumes}
 	)
 	return &framework.Framework{
-		PreFilters: []framework.PreFilterPlugin{affinity, spread, podAff},
+		PreFilters: []framework.PreFilterPlugin{affinity, vols, spread, podAff},
 		// Cheap, decisive filters first: a node rejected early costs less.
-		Filters:   []framework.FilterPlugin{unsched, name, taints, affinity, ports, fit, spread, podAff},
+		Filters:   []framework.FilterPlugin{unsched, name, taints, affinity, ports, fit, vols, spread, podAff},
 		PreScores: []framework.PreScorePlugin{affinity, spread, podAff, defSprd},
 		Scores: []framework.WeightedScore{
 			{Plugin: taints, Weight: 3},
