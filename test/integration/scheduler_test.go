@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -353,44 +354,54 @@ func TestSchedulerRequiredAntiAffinity(t *testing.T) {
 	}
 }
 
+// priority returns a mutation giving a pod priority n. Priority comes
+// from PriorityClasses (admission refuses a bare spec.priority).
+func (e *schedEnv) priority(n int32) func(*v1.Pod) {
+	e.t.Helper()
+	name := fmt.Sprintf("%s-%d", e.ns, n)
+	pc := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Value: n}
+	if _, err := client.SchedulingV1().PriorityClasses().Create(context.Background(), pc, metav1.CreateOptions{}); err == nil {
+		e.t.Cleanup(func() {
+			_ = client.SchedulingV1().PriorityClasses().Delete(context.Background(), name, metav1.DeleteOptions{})
+		})
+	} else if !apierrors.IsAlreadyExists(err) {
+		e.t.Fatalf("create priority class: %v", err)
+	}
+	return func(p *v1.Pod) { p.Spec.PriorityClassName = name }
+}
+
+// waitPreempted waits until preemptor is nominated to node and victim is
+// being deleted.
+func (e *schedEnv) waitPreempted(preemptor, victim, node string) {
+	e.t.Helper()
+	eventually(e.t, 20*time.Second, func() error {
+		v, err := client.CoreV1().Pods(e.ns).Get(context.Background(), victim, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if v.DeletionTimestamp == nil {
+			return fmt.Errorf("%s not being deleted", victim)
+		}
+		p, err := client.CoreV1().Pods(e.ns).Get(context.Background(), preemptor, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if p.Status.NominatedNodeName != node {
+			return fmt.Errorf("%s: nominatedNodeName = %q", preemptor, p.Status.NominatedNodeName)
+		}
+		return nil
+	})
+}
+
 func TestSchedulerPreemptsLowestPriority(t *testing.T) {
 	e := newSchedEnv(t)
 	node := e.node("only", 2, nil)
-	// Priority comes from PriorityClasses (admission refuses a bare
-	// spec.priority).
-	prio := func(n int32) func(*v1.Pod) {
-		name := fmt.Sprintf("%s-%d", e.ns, n)
-		pc := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Value: n}
-		if _, err := client.SchedulingV1().PriorityClasses().Create(context.Background(), pc, metav1.CreateOptions{}); err == nil {
-			t.Cleanup(func() {
-				_ = client.SchedulingV1().PriorityClasses().Delete(context.Background(), name, metav1.DeleteOptions{})
-			})
-		} else if !apierrors.IsAlreadyExists(err) {
-			t.Fatalf("create priority class: %v", err)
-		}
-		return func(p *v1.Pod) { p.Spec.PriorityClassName = name }
-	}
+	prio := e.priority
 	e.pod("low", "1", prio(10))
 	e.pod("mid", "1", prio(50))
 	e.placements("low", "mid")
 	e.pod("high", "1", prio(100))
-	eventually(t, 20*time.Second, func() error {
-		low, err := client.CoreV1().Pods(e.ns).Get(context.Background(), "low", metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		if low.DeletionTimestamp == nil {
-			return fmt.Errorf("low-priority pod not being deleted")
-		}
-		high, err := client.CoreV1().Pods(e.ns).Get(context.Background(), "high", metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		if high.Status.NominatedNodeName != node {
-			return fmt.Errorf("nominatedNodeName = %q", high.Status.NominatedNodeName)
-		}
-		return nil
-	})
+	e.waitPreempted("high", "low", node)
 	mid, _ := client.CoreV1().Pods(e.ns).Get(context.Background(), "mid", metav1.GetOptions{})
 	if mid.DeletionTimestamp != nil {
 		t.Error("the mid-priority pod was evicted too")
@@ -460,4 +471,110 @@ func TestSchedulerWaitsForSchedulingGates(t *testing.T) {
 		t.Fatalf("remove the gate: %v", err)
 	}
 	e.placements("gated")
+}
+
+func TestSchedulerPreemptorKeepsTheRoomItFreed(t *testing.T) {
+	e := newSchedEnv(t)
+	node := e.node("only", 2, nil)
+	e.pod("low", "2", e.priority(10))
+	e.placements("low")
+	e.pod("high", "2", e.priority(100))
+	e.waitPreempted("high", "low", node)
+	// The victim goes as a kubelet would end it, and a small pod of the
+	// victim's priority arrives at once. It is new, so it is tried before
+	// the preemptor, which is still backing off; the freed room must stay
+	// the preemptor's.
+	zero := int64(0)
+	if err := client.CoreV1().Pods(e.ns).Delete(context.Background(), "low", metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+		t.Fatal(err)
+	}
+	e.pod("late", "1", e.priority(10))
+	if got := e.placements("high")["high"]; got != node {
+		t.Errorf("preemptor on %q, want %s", got, node)
+	}
+	if msg := e.unschedulable("late"); !strings.Contains(msg, "Insufficient cpu") {
+		t.Errorf("late pod's message = %q", msg)
+	}
+	late, err := client.CoreV1().Pods(e.ns).Get(context.Background(), "late", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if late.Spec.NodeName != "" {
+		t.Errorf("late pod took %s", late.Spec.NodeName)
+	}
+}
+
+// boundClaim creates a PersistentVolume pinned to node (cluster-scoped, so
+// named after the test) and a claim already bound to it.
+func (e *schedEnv) boundClaim(claim, node string) {
+	e.t.Helper()
+	ctx := context.Background()
+	pvName := e.ns + "-" + claim
+	pv := &v1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: pvName},
+		Spec: v1.PersistentVolumeSpec{
+			Capacity:               v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")},
+			AccessModes:            []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
+			PersistentVolumeSource: v1.PersistentVolumeSource{Local: &v1.LocalVolumeSource{Path: "/mnt/" + claim}},
+			ClaimRef:               &v1.ObjectReference{Namespace: e.ns, Name: claim},
+			NodeAffinity: &v1.VolumeNodeAffinity{Required: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{
+				MatchExpressions: []v1.NodeSelectorRequirement{{Key: v1.LabelHostname, Operator: v1.NodeSelectorOpIn, Values: []string{node}}},
+			}}}},
+		},
+	}
+	if _, err := client.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{}); err != nil {
+		e.t.Fatalf("create persistentvolume: %v", err)
+	}
+	e.t.Cleanup(func() { _ = client.CoreV1().PersistentVolumes().Delete(ctx, pvName, metav1.DeleteOptions{}) })
+	noClass := ""
+	pvc := &v1.PersistentVolumeClaim{
+		// No volume controller runs here; the claim is created bound, as
+		// the controller would leave it.
+		ObjectMeta: metav1.ObjectMeta{Name: claim, Annotations: map[string]string{"pv.kubernetes.io/bind-completed": "yes"}},
+		Spec: v1.PersistentVolumeClaimSpec{
+			AccessModes:      []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
+			Resources:        v1.VolumeResourceRequirements{Requests: v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")}},
+			StorageClassName: &noClass,
+			VolumeName:       pvName,
+		},
+	}
+	if _, err := client.CoreV1().PersistentVolumeClaims(e.ns).Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
+		e.t.Fatalf("create persistentvolumeclaim: %v", err)
+	}
+}
+
+func withClaim(name string) func(*v1.Pod) {
+	return func(p *v1.Pod) {
+		p.Spec.Volumes = append(p.Spec.Volumes, v1.Volume{Name: "data", VolumeSource: v1.VolumeSource{
+			PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: name},
+		}})
+	}
+}
+
+func TestSchedulerFollowsVolumeNodeAffinity(t *testing.T) {
+	e := newSchedEnv(t)
+	a := e.node("a", 8, nil)
+	b := e.node("b", 8, nil)
+	e.boundClaim("data", b)
+	e.pod("uses-data", "100m", withClaim("data"))
+	if got := e.placements("uses-data")["uses-data"]; got != b {
+		t.Errorf("pod with a volume pinned to %s placed on %s", b, got)
+	}
+
+	// A missing claim: upstream's message, the same in the condition and
+	// the event; the node count covers other tests' nodes too.
+	e.pod("no-claim", "100m", withClaim("x"))
+	want := regexp.MustCompile(`^0/(\d+) nodes are available: persistentvolumeclaim "x" not found\. preemption: 0/(\d+) nodes are available: (\d+) Preemption is not helpful for scheduling\.$`)
+	msg := e.unschedulable("no-claim")
+	if m := want.FindStringSubmatch(msg); m == nil || m[1] != m[2] || m[2] != m[3] {
+		t.Errorf("message = %q", msg)
+	}
+	if ev := e.event("no-claim", "FailedScheduling"); !want.MatchString(ev) {
+		t.Errorf("event = %q", ev)
+	}
+	// Creating the claim gives the parked pod another try.
+	e.boundClaim("x", a)
+	if got := e.placements("no-claim")["no-claim"]; got != a {
+		t.Errorf("pod placed on %s once its claim appeared, want %s", got, a)
+	}
 }

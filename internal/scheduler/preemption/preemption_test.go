@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/orca-project/orca/internal/scheduler/framework"
 	"github.com/orca-project/orca/internal/scheduler/profile"
@@ -16,6 +17,13 @@ import (
 func prio(p *v1.Pod, n int32) *v1.Pod { p.Spec.Priority = &n; return p }
 
 func run(t *testing.T, pod *v1.Pod, nodes []*v1.Node, pods ...*v1.Pod) (*Candidate, string) {
+	t.Helper()
+	return runNominated(t, pod, nodes, nil, pods...)
+}
+
+// runNominated is run with nominations (pod name -> node) among pods
+// that have no node.
+func runNominated(t *testing.T, pod *v1.Pod, nodes []*v1.Node, nominated map[*v1.Pod]string, pods ...*v1.Pod) (*Candidate, string) {
 	t.Helper()
 	infos := map[string]*framework.NodeInfo{}
 	var list []*framework.NodeInfo
@@ -27,6 +35,12 @@ func run(t *testing.T, pod *v1.Pod, nodes []*v1.Node, pods ...*v1.Pod) (*Candida
 		infos[p.Spec.NodeName].AddPod(framework.NewPodInfo(p))
 	}
 	snap := framework.NewSnapshot(list...)
+	if len(nominated) > 0 {
+		snap.Nominated = framework.NewNominations()
+		for p, n := range nominated {
+			snap.Nominated.Set(framework.NewPodInfo(p), n)
+		}
+	}
 	fw := profile.Default(0)
 	pi := framework.NewPodInfo(pod)
 	_, err := fw.Schedule(context.Background(), framework.NewCycleState(), pi, snap, rand.New(rand.NewPCG(1, 1)))
@@ -72,4 +86,43 @@ func names(pods []*v1.Pod) []string {
 		out = append(out, p.Name)
 	}
 	return out
+}
+
+func TestRoomPromisedToANominatedPodIsNotPreemptedFor(t *testing.T) {
+	nodes := []*v1.Node{tu.Node("a", 2, 8, nil)}
+	low := tu.OnNode(prio(tu.Pod("low", "2", ""), 10), "a")
+	nominee := prio(tu.Pod("nominee", "2", ""), 100)
+	// Evicting low would free room that the nominee, of higher priority,
+	// was promised: no candidate for a mid-priority pod.
+	c, msg := runNominated(t, prio(tu.Pod("mid", "2", ""), 50), nodes, map[*v1.Pod]string{nominee: "a"}, low)
+	if c != nil {
+		t.Fatalf("candidate %s %v, want none", c.Node, names(c.Victims))
+	}
+	if want := "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."; msg != want {
+		t.Errorf("msg = %q\nwant %q", msg, want)
+	}
+	// A pod that outranks the nominee may still preempt.
+	if c, msg := runNominated(t, prio(tu.Pod("top", "2", ""), 500), nodes, map[*v1.Pod]string{nominee: "a"}, low); c == nil {
+		t.Errorf("no candidate for a higher-priority pod: %s", msg)
+	}
+}
+
+func TestNominatedPodWaitsForItsTerminatingVictims(t *testing.T) {
+	nodes := []*v1.Node{tu.Node("a", 2, 8, nil), tu.Node("b", 2, 8, nil)}
+	victim := tu.OnNode(prio(tu.Pod("victim", "2", ""), 10), "a")
+	now := metav1.Now()
+	victim.DeletionTimestamp = &now
+	other := tu.OnNode(prio(tu.Pod("other", "2", ""), 10), "b")
+	pod := prio(tu.Pod("preemptor", "2", ""), 100)
+	c, msg := runNominated(t, pod, nodes, map[*v1.Pod]string{pod: "a"}, victim, other)
+	if c != nil {
+		t.Errorf("preempted again on %s %v while the first victim terminates", c.Node, names(c.Victims))
+	}
+	if want := "preemption: not eligible due to a terminating pod on the nominated node."; msg != want {
+		t.Errorf("msg = %q\nwant %q", msg, want)
+	}
+	// Without the nomination it is an ordinary preemptor.
+	if c, msg := run(t, pod, nodes, victim, other); c == nil {
+		t.Errorf("no candidate without a nomination: %s", msg)
+	}
 }
