@@ -1,11 +1,15 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/orca-project/orca/internal/controller/rootcacertpublisher"
 	"github.com/orca-project/orca/internal/controllermanager"
 )
 
@@ -17,7 +21,7 @@ func newControllerManagerCommand() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "controller-manager",
-		Short: "Run the controllers (garbage collector, namespace, service account) against an API server",
+		Short: "Run the controllers (garbage collector, namespace, service account, root CA publisher) against an API server",
 		Long: "Run the controllers against the API server named in --kubeconfig. Any number may run: " +
 			"they elect one leader through the kube-system/orca-controller-manager Lease.",
 		Args: cobra.NoArgs,
@@ -29,7 +33,20 @@ func newControllerManagerCommand() *cobra.Command {
 			}
 			cfg.QPS, cfg.Burst = qps, burst
 			reg := newComponentRegistry()
-			m, err := controllermanager.New(controllermanager.Config{REST: cfg, Log: log, Metrics: reg})
+			controllers := controllermanager.DefaultControllers()
+			// Without a CA there is nothing to publish; upstream skips the
+			// controller then too.
+			if caPEM, err := clusterCA(cfg); err != nil {
+				log.Warn("not publishing kube-root-ca.crt", "err", err)
+			} else {
+				controllers = append(controllers, controllermanager.Descriptor{
+					Name: "root-ca-cert-publisher", Workers: 1,
+					New: func(c *controllermanager.Context) (controllermanager.Controller, error) {
+						return rootcacertpublisher.New(c.Client, c.Informers, caPEM, c.QueueMetrics, c.Log)
+					},
+				})
+			}
+			m, err := controllermanager.New(controllermanager.Config{REST: cfg, Log: log, Metrics: reg, Controllers: controllers})
 			if err != nil {
 				return err
 			}
@@ -44,4 +61,20 @@ func newControllerManagerCommand() *cobra.Command {
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	_ = cmd.MarkFlagRequired("kubeconfig")
 	return cmd
+}
+
+// clusterCA is the CA the kubeconfig trusts, which the root CA publisher
+// hands to pods.
+func clusterCA(cfg *rest.Config) ([]byte, error) {
+	if len(cfg.TLSClientConfig.CAData) > 0 {
+		return cfg.TLSClientConfig.CAData, nil
+	}
+	if cfg.TLSClientConfig.CAFile != "" {
+		data, err := os.ReadFile(cfg.TLSClientConfig.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("read cluster CA: %w", err)
+		}
+		return data, nil
+	}
+	return nil, errors.New("the kubeconfig names no certificate authority to publish as kube-root-ca.crt")
 }

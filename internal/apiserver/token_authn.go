@@ -116,4 +116,3 @@ func (c coreObjects) Get(ctx context.Context, resource, ns, name string) (runtim
 func (s *Server) newTokenAuthenticator() Authenticator {
 	return &tokenAuthenticator{validator: s.tokens.validator, objects: coreObjects{s}, now: time.Now, log: s.log}
 }
-

@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/orca-project/orca/internal/auth/pki"
+	"github.com/orca-project/orca/internal/controller/rootcacertpublisher"
 	"github.com/orca-project/orca/internal/controllermanager"
 )
 
@@ -19,7 +20,18 @@ func controllerManager(opts Options, tlsDir string, ca *pki.Pair, port int, reg 
 	if err != nil {
 		return nil, err
 	}
-	return controllermanager.New(controllermanager.Config{REST: cfg, Log: opts.Log, Metrics: reg})
+	return controllermanager.New(controllermanager.Config{
+		REST: cfg, Log: opts.Log, Metrics: reg,
+		Controllers: append(controllermanager.DefaultControllers(), rootCAPublisher(ca.CertPEM)),
+	})
+}
+
+// rootCAPublisher publishes the cluster CA as kube-root-ca.crt; it is
+// registered here rather than among the defaults because it needs the CA.
+func rootCAPublisher(caPEM []byte) controllermanager.Descriptor {
+	return controllermanager.Descriptor{Name: "root-ca-cert-publisher", Workers: 1, New: func(c *controllermanager.Context) (controllermanager.Controller, error) {
+		return rootcacertpublisher.New(c.Client, c.Informers, caPEM, c.QueueMetrics, c.Log)
+	}}
 }
 
 // runControllerManager runs the manager until ctx ends.
