@@ -18,7 +18,11 @@ import (
 
 func newServerCommand() *cobra.Command {
 	opts := server.Options{}
-	var logLevel string
+	var (
+		logLevel     string
+		disableAgent bool
+		node         agentFlags
+	)
 	cmd := &cobra.Command{
 		Use:   "server",
 		Short: "Run a control plane: etcd, the API server and the controllers",
@@ -26,6 +30,13 @@ func newServerCommand() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.Log = newLogger(logLevel)
 			opts.Out = cmd.OutOrStdout()
+			if !disableAgent {
+				a, err := node.complete()
+				if err != nil {
+					return err
+				}
+				opts.Agent = &a
+			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			inst, err := server.Start(ctx, opts)
@@ -33,7 +44,7 @@ func newServerCommand() *cobra.Command {
 				return err
 			}
 			go trimAfterStartup(ctx, opts.Log)
-			if opts.DisableAgent {
+			if disableAgent {
 				fmt.Fprintln(opts.Out, "orca: running without a node agent (--disable-agent)")
 			}
 			fmt.Fprintf(opts.Out, "orca: cluster is up. Use it with: orca kubectl get ns   (kubeconfig: %s)\n", inst.Kubeconfig)
@@ -55,7 +66,8 @@ func newServerCommand() *cobra.Command {
 	f.StringVar(&opts.ServiceCIDR, "service-cidr", server.DefaultServiceCIDR, "IPv4 range service cluster IPs are allocated from")
 	f.StringVar(&opts.ServiceNodePortRange, "service-node-port-range", server.DefaultServiceNodePortRange, "port range NodePort and LoadBalancer services get node ports from")
 	f.StringVar(&opts.ServiceAccountIssuer, "service-account-issuer", "", "issuer (\"iss\") of service-account tokens; https://kubernetes.default.svc.cluster.local when empty")
-	f.BoolVar(&opts.DisableAgent, "disable-agent", false, "do not run a node agent in this process")
+	f.BoolVar(&disableAgent, "disable-agent", false, "do not run a node agent in this process")
+	node.register(f)
 	f.BoolVar(&opts.DisableControllerManager, "disable-controller-manager", false, "do not run the controllers in this process (run orca controller-manager instead)")
 	f.BoolVar(&opts.DisableScheduler, "disable-scheduler", false, "do not run the scheduler in this process (run orca scheduler instead)")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")

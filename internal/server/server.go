@@ -26,6 +26,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/orca-project/orca/internal/agent"
 	"github.com/orca-project/orca/internal/apiserver"
 	"github.com/orca-project/orca/internal/auth/pki"
 	"github.com/orca-project/orca/internal/registry/builtin"
@@ -56,8 +57,10 @@ type Options struct {
 	// empty leaves them off (the server uses an in-process client).
 	EtcdClientURL, EtcdPeerURL string
 
-	// DisableAgent keeps the node agent out of this process.
-	DisableAgent bool
+	// Agent, when set, runs a node agent in this process so that one
+	// machine is a whole cluster; the server fills in its data directory,
+	// credentials and certificates.
+	Agent *agent.Options
 	// DisableControllerManager keeps the controllers out of this process
 	// (run `orca controller-manager` elsewhere instead).
 	DisableControllerManager bool
@@ -290,6 +293,16 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 			return nil, err
 		}
 		g.Go(func() error { return runScheduler(gctx, sched) })
+	}
+	if opts.Agent != nil {
+		a, err := agentOptions(opts, tlsDir, ca, port)
+		if err != nil {
+			cancel()
+			_ = inst.Wait()
+			return nil, err
+		}
+		a.Log = opts.Log
+		g.Go(func() error { return runAgent(gctx, a) })
 	}
 	return inst, nil
 }

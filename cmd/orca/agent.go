@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/orca-project/orca/internal/agent"
+)
+
+// agentFlags are the node flags `orca agent` and `orca server` share.
+type agentFlags struct {
+	opts     agent.Options
+	labels   []string
+	taints   []string
+	reserved []string
+	dns      []string
+}
+
+func (a *agentFlags) register(f *pflag.FlagSet) {
+	f.StringVar(&a.opts.NodeName, "node-name", "", "name of this node (the host name when empty)")
+	f.StringVar(&a.opts.NodeIP, "node-ip", "", "IPv4 address of this node (the default route's source address when empty)")
+	f.StringSliceVar(&a.labels, "node-label", nil, "label for this node, key=value (repeatable)")
+	f.StringSliceVar(&a.taints, "node-taint", nil, "taint for this node, key=value:Effect (repeatable)")
+	f.IntVar(&a.opts.KubeletPort, "kubelet-port", 10250, "port of the kubelet's HTTPS server (logs, exec, port-forward)")
+	f.StringVar(&a.opts.ContainerRuntimeEndpoint, "container-runtime-endpoint", "", "socket of a running CRI runtime; the agent runs its own containerd when empty")
+	f.StringVar(&a.opts.PodCIDR, "pod-cidr", "10.42.0.0/24", "this node's pod address range when the cluster assigns none")
+	f.StringSliceVar(&a.dns, "cluster-dns", nil, "cluster DNS server addresses for pods with dnsPolicy ClusterFirst")
+	f.StringVar(&a.opts.ClusterDomain, "cluster-domain", "cluster.local", "cluster's DNS domain")
+	f.Int64Var(&a.opts.MaxPods, "max-pods", 110, "most pods this node runs")
+	f.StringSliceVar(&a.reserved, "kube-reserved", nil, "resources held back from pods, e.g. cpu=100m,memory=256Mi")
+	f.BoolVar(&a.opts.AllowPrivileged, "allow-privileged", false, "let containers run privileged")
+	f.StringVar(&a.opts.PauseBinary, "pause-binary", "", "the pause program for pod sandboxes (orca-pause next to orca when empty)")
+}
+
+// complete parses the list flags into the options.
+func (a *agentFlags) complete() (agent.Options, error) {
+	o := a.opts
+	o.ClusterDNS = a.dns
+	o.Labels = map[string]string{}
+	for _, l := range a.labels {
+		k, v, _ := strings.Cut(l, "=")
+		if k == "" {
+			return o, fmt.Errorf("invalid --node-label %q: want key=value", l)
+		}
+		o.Labels[k] = v
+	}
+	for _, t := range a.taints {
+		taint, err := parseTaint(t)
+		if err != nil {
+			return o, err
+		}
+		o.Taints = append(o.Taints, taint)
+	}
+	if len(a.reserved) > 0 {
+		o.Reserved = v1.ResourceList{}
+		for _, r := range a.reserved {
+			k, v, ok := strings.Cut(r, "=")
+			q, err := resource.ParseQuantity(v)
+			if !ok || err != nil {
+				return o, fmt.Errorf("invalid --kube-reserved %q: want name=quantity", r)
+			}
+			o.Reserved[v1.ResourceName(k)] = q
+		}
+	}
+	return o, nil
+}
+
+// parseTaint reads key[=value]:Effect, as kubectl taint does.
+func parseTaint(s string) (v1.Taint, error) {
+	kv, effect, ok := strings.Cut(s, ":")
+	if !ok {
+		return v1.Taint{}, fmt.Errorf("invalid --node-taint %q: want key=value:Effect", s)
+	}
+	k, v, _ := strings.Cut(kv, "=")
+	switch e := v1.TaintEffect(effect); e {
+	case v1.TaintEffectNoSchedule, v1.TaintEffectPreferNoSchedule, v1.TaintEffectNoExecute:
+		return v1.Taint{Key: k, Value: v, Effect: e}, nil
+	}
+	return v1.Taint{}, fmt.Errorf("invalid --node-taint %q: effect must be NoSchedule, PreferNoSchedule or NoExecute", s)
+}
+
+func newAgentCommand() *cobra.Command {
+	var (
+		flags      agentFlags
+		kubeconfig string
+		dataDir    string
+		logLevel   string
+	)
+	cmd := &cobra.Command{
+		Use:   "agent",
+		Short: "Run a node: containerd, the kubelet and its streaming server",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o, err := flags.complete()
+			if err != nil {
+				return err
+			}
+			if kubeconfig == "" {
+				return fmt.Errorf("--kubeconfig is required: the agent needs credentials for the API server")
+			}
+			cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+			if err != nil {
+				return fmt.Errorf("load kubeconfig: %w", err)
+			}
+			o.Config, o.DataDir = cfg, dataDir
+			o.Log = newLogger(logLevel)
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return agent.Run(ctx, o)
+		},
+	}
+	f := cmd.Flags()
+	flags.register(f)
+	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig with the node's credentials for the API server")
+	f.StringVar(&dataDir, "data-dir", defaultDataDir(), "directory for the node's containerd, pod volumes and logs")
+	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	return cmd
+}

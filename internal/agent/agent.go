@@ -1,0 +1,363 @@
+// Package agent is one node's data plane: it runs the node's containerd,
+// registers the Node, and runs the kubelet and its streaming server. `orca
+// agent` runs it alone; `orca server` runs it in-process so that one
+// machine is a whole cluster.
+package agent
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/record"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/orca-project/orca/internal/auth/pki"
+	"github.com/orca-project/orca/internal/imagebuild"
+	"github.com/orca-project/orca/internal/images"
+	"github.com/orca-project/orca/internal/kubelet"
+	"github.com/orca-project/orca/internal/kubelet/containerd"
+	"github.com/orca-project/orca/internal/kubelet/cri"
+	"github.com/orca-project/orca/internal/kubelet/nodestatus"
+	kubeletserver "github.com/orca-project/orca/internal/kubelet/server"
+	"github.com/orca-project/orca/internal/version"
+)
+
+// Options configure an agent.
+type Options struct {
+	// DataDir holds everything the agent keeps: DataDir/agent/...
+	DataDir  string
+	NodeName string
+	// Config reaches the API server with the node's credentials.
+	Config *rest.Config
+	// NodeIP is the node's InternalIP; found from the default route when
+	// empty.
+	NodeIP      string
+	Labels      map[string]string
+	Taints      []v1.Taint
+	KubeletPort int
+	// BindAddress is where the kubelet's HTTPS server listens.
+	BindAddress string
+	// ContainerRuntimeEndpoint names a running CRI socket; empty starts
+	// the agent's own containerd.
+	ContainerRuntimeEndpoint string
+	// PodCIDR is the node's pod range when the Node has none assigned.
+	PodCIDR       string
+	ClusterDNS    []string
+	ClusterDomain string
+	MaxPods       int64
+	Reserved      v1.ResourceList
+	// AllowPrivileged lets containers run privileged.
+	AllowPrivileged bool
+	// ServingCert and ClientCA secure the kubelet's HTTPS server; when
+	// nil, the agent issues its own serving certificate and trusts the
+	// API server's CA from Config.
+	ServingCert *tls.Certificate
+	ClientCA    *x509.CertPool
+	// CNIBinDir holds the CNI plugins (Debian installs them in
+	// /usr/lib/cni).
+	CNIBinDir string
+	// PauseBinary is the pause program for the sandbox image; found next
+	// to the executable when empty.
+	PauseBinary string
+	Log         *slog.Logger
+	// Ready, when set, is called once the kubelet serves.
+	Ready func()
+}
+
+// Dirs are the agent's directories under the data directory.
+type Dirs struct{ Root, Containerd, Pods, Logs, CNIConf, CNIState, TLS string }
+
+// DirsOf lays out dataDir/agent.
+func DirsOf(dataDir string) Dirs {
+	root := filepath.Join(dataDir, "agent")
+	return Dirs{
+		Root:       root,
+		Containerd: filepath.Join(root, "containerd"),
+		Pods:       filepath.Join(root, "pods"),
+		Logs:       filepath.Join(root, "logs"),
+		CNIConf:    filepath.Join(root, "cni", "net.d"),
+		CNIState:   filepath.Join(root, "cni", "state"),
+		TLS:        filepath.Join(root, "tls"),
+	}
+}
+
+// Run runs the agent until ctx ends.
+func Run(ctx context.Context, o Options) error {
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+	log := o.Log.With("component", "agent")
+	if o.NodeName == "" {
+		h, err := os.Hostname()
+		if err != nil {
+			return fmt.Errorf("agent: node name: %w", err)
+		}
+		o.NodeName = h
+	}
+	if o.KubeletPort == 0 {
+		o.KubeletPort = 10250
+	}
+	if o.MaxPods == 0 {
+		o.MaxPods = 110
+	}
+	if o.PodCIDR == "" {
+		o.PodCIDR = "10.42.0.0/24"
+	}
+	if o.CNIBinDir == "" {
+		o.CNIBinDir = "/usr/lib/cni"
+	}
+	d := DirsOf(o.DataDir)
+	for _, dir := range []string{d.Root, d.Pods, d.Logs, d.CNIConf, d.CNIState, d.TLS} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("agent: %w", err)
+		}
+	}
+	nodeIP := o.NodeIP
+	if nodeIP == "" {
+		ip, err := defaultIP()
+		if err != nil {
+			return fmt.Errorf("agent: find node IP (set --node-ip): %w", err)
+		}
+		nodeIP = ip
+	}
+
+	if err := writeCNIConfig(d, o.CNIBinDir, o.PodCIDR); err != nil {
+		return err
+	}
+	socket := o.ContainerRuntimeEndpoint
+	if socket == "" {
+		sup := containerd.New(containerd.Config{
+			Dir: d.Containerd, SandboxImage: imagebuild.PauseRef,
+			CNIBinDir: o.CNIBinDir, CNIConfDir: d.CNIConf, Log: log,
+		})
+		if err := sup.Start(ctx); err != nil {
+			return fmt.Errorf("agent: %w", err)
+		}
+		go sup.Watch(ctx)
+		defer sup.Stop()
+		socket = containerd.SocketPath(d.Containerd)
+	}
+	rt, err := cri.Dial(socket)
+	if err != nil {
+		return fmt.Errorf("agent: %w", err)
+	}
+	defer rt.Close()
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	ver, err := rt.WaitReady(wctx)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("agent: %w", err)
+	}
+	if err := ensurePause(ctx, socket, o.PauseBinary); err != nil {
+		return fmt.Errorf("agent: %w", err)
+	}
+
+	client, err := kubernetes.NewForConfig(o.Config)
+	if err != nil {
+		return fmt.Errorf("agent: client: %w", err)
+	}
+	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
+	defer broadcaster.Shutdown()
+	recorder := broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: "kubelet", Host: o.NodeName})
+
+	host := nodestatus.ObserveHost(o.DataDir)
+	spec := nodestatus.Spec{
+		Name: o.NodeName, Labels: nodeLabels(o), Taints: o.Taints,
+		Addresses:   []v1.NodeAddress{{Type: v1.NodeInternalIP, Address: nodeIP}, {Type: v1.NodeHostName, Address: o.NodeName}},
+		KubeletPort: int32(o.KubeletPort), MaxPods: o.MaxPods, Reserved: o.Reserved, PodCIDR: o.PodCIDR,
+	}
+	_, allocatable := nodestatus.Capacity(host, spec)
+	runtimeVersion := ver.RuntimeName + "://" + ver.RuntimeVersion
+	reporter := &nodestatus.Reporter{
+		Client: client, Spec: spec, Log: log,
+		Observe: func(ctx context.Context) nodestatus.Machine {
+			m := nodestatus.ObserveHost(o.DataDir)
+			m.RuntimeVersion = runtimeVersion
+			m.KubeletVersion = version.KubernetesGitVersion()
+			observeRuntime(ctx, rt, &m)
+			return m
+		},
+	}
+
+	k := kubelet.New(kubelet.Config{
+		NodeName: o.NodeName, Client: client, Runtime: rt,
+		Volumes: newVolumes(d.Pods, client, allocatable, log),
+		PodDir:  d.Pods, LogDir: d.Logs, HostIPs: []string{nodeIP},
+		ClusterDNS: o.ClusterDNS, ClusterDomain: o.ClusterDomain, ResolvConf: "/etc/resolv.conf",
+		AllowPrivileged: o.AllowPrivileged, NodeMemory: host.MemoryBytes, Allocatable: allocatable,
+		Log: log, Recorder: recorder,
+	})
+
+	cert, ca := o.ServingCert, o.ClientCA
+	if cert == nil || ca == nil {
+		cert, ca, err = selfServing(d.TLS, o.NodeName, nodeIP, o.Config)
+		if err != nil {
+			return fmt.Errorf("agent: %w", err)
+		}
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("ok")) })
+	mux.Handle("/", kubeletserver.New(kubelet.Streaming{K: k}, log))
+	addr := net.JoinHostPort(o.BindAddress, strconv.Itoa(o.KubeletPort))
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("agent: kubelet server: %w", err)
+	}
+	srv := &http.Server{Handler: mux, TLSConfig: kubeletserver.TLSConfig(ca, *cert), ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := srv.ServeTLS(ln, "", ""); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("kubelet server", "err", err)
+		}
+	}()
+	defer srv.Close()
+
+	go func() {
+		if err := reporter.Run(ctx); err != nil && ctx.Err() == nil {
+			log.Error("node status", "err", err)
+		}
+	}()
+	log.Info("agent running", "node", o.NodeName, "nodeIP", nodeIP, "runtime", runtimeVersion, "kubeletPort", o.KubeletPort)
+	if o.Ready != nil {
+		o.Ready()
+	}
+	return k.Run(ctx)
+}
+
+func nodeLabels(o Options) map[string]string {
+	l := map[string]string{
+		v1.LabelHostname: o.NodeName, v1.LabelOSStable: "linux", v1.LabelArchStable: goarch(),
+		"beta.kubernetes.io/os": "linux", "beta.kubernetes.io/arch": goarch(),
+	}
+	for k, v := range o.Labels {
+		l[k] = v
+	}
+	return l
+}
+
+// observeRuntime fills the runtime's readiness and the node's images.
+func observeRuntime(ctx context.Context, rt *cri.Client, m *nodestatus.Machine) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	st, err := rt.Status(ctx, &runtimeapi.StatusRequest{})
+	if err != nil {
+		m.RuntimeMessage = "container runtime is down: " + err.Error()
+		return
+	}
+	for _, c := range st.Status.GetConditions() {
+		switch c.Type {
+		case runtimeapi.RuntimeReady:
+			m.RuntimeReady = c.Status
+			if !c.Status {
+				m.RuntimeMessage = "container runtime status check may not have completed yet: " + c.Reason + ": " + c.Message
+			}
+		case runtimeapi.NetworkReady:
+			m.NetworkReady = c.Status
+			if !c.Status {
+				m.NetworkMessage = fmt.Sprintf("NetworkReady=false reason:%s message:%s", c.Reason, c.Message)
+			}
+		}
+	}
+	imgs, err := rt.ListImages(ctx, &runtimeapi.ListImagesRequest{})
+	if err == nil {
+		for _, img := range imgs.Images {
+			names := append(append([]string{}, img.RepoDigests...), img.RepoTags...)
+			if len(names) == 0 {
+				continue
+			}
+			m.Images = append(m.Images, v1.ContainerImage{Names: names, SizeBytes: int64(img.Size)})
+			if len(m.Images) == 50 {
+				break
+			}
+		}
+	}
+}
+
+// ensurePause imports Orca's pause image into the runtime if missing.
+func ensurePause(ctx context.Context, socket, binary string) error {
+	if binary == "" {
+		b, err := imagebuild.FindPauseBinary()
+		if err != nil {
+			return fmt.Errorf("pause image: %w (build it with `make build`)", err)
+		}
+		binary = b
+	}
+	data, err := os.ReadFile(binary)
+	if err != nil {
+		return fmt.Errorf("pause image: %w", err)
+	}
+	if err := images.EnsureImported(ctx, socket, imagebuild.Pause(data)); err != nil {
+		return fmt.Errorf("pause image: %w", err)
+	}
+	return nil
+}
+
+// selfServing issues the kubelet's serving certificate from a CA of the
+// agent's own (the API server does not verify kubelet certificates, as
+// upstream's default) and trusts the cluster CA for clients.
+func selfServing(dir, node, ip string, cfg *rest.Config) (*tls.Certificate, *x509.CertPool, error) {
+	ca, err := pki.LoadOrCreateCA(dir, "kubelet-ca", "orca-kubelet-ca@"+node)
+	if err != nil {
+		return nil, nil, fmt.Errorf("kubelet CA: %w", err)
+	}
+	leaf, err := pki.LoadOrIssue(dir, "kubelet", ca, pki.LeafSpec{CommonName: node, DNSNames: []string{node, "localhost"}, IPs: []net.IP{net.ParseIP(ip), net.IPv4(127, 0, 0, 1)}, Server: true})
+	if err != nil {
+		return nil, nil, fmt.Errorf("kubelet serving certificate: %w", err)
+	}
+	cert, err := tls.X509KeyPair(leaf.CertPEM, leaf.KeyPEM)
+	if err != nil {
+		return nil, nil, err
+	}
+	pool := x509.NewCertPool()
+	caPEM := cfg.TLSClientConfig.CAData
+	if len(caPEM) == 0 && cfg.TLSClientConfig.CAFile != "" {
+		if caPEM, err = os.ReadFile(cfg.TLSClientConfig.CAFile); err != nil {
+			return nil, nil, fmt.Errorf("cluster CA: %w", err)
+		}
+	}
+	if !pool.AppendCertsFromPEM(caPEM) {
+		return nil, nil, errors.New("no cluster CA in the kubeconfig: the kubelet could not authenticate the API server")
+	}
+	return &cert, pool, nil
+}
+
+// defaultIP is the source address of the default route.
+func defaultIP() (string, error) {
+	// A UDP "connection" sends nothing; it only asks the kernel which
+	// address it would use.
+	conn, err := net.Dial("udp4", "192.0.2.1:9")
+	if err == nil {
+		defer conn.Close()
+		return conn.LocalAddr().(*net.UDPAddr).IP.String(), nil
+	}
+	addrs, err2 := net.InterfaceAddrs()
+	if err2 != nil {
+		return "", err
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && n.IP.To4() != nil {
+			return n.IP.String(), nil
+		}
+	}
+	return "", err
+}

@@ -1,0 +1,80 @@
+package agent
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/orca-project/orca/internal/kubelet/volume"
+)
+
+// volumes adapts the volume manager to the kubelet: it remembers each
+// pod's prepared volumes for the container mounts that follow.
+type volumes struct {
+	m    *volume.Manager
+	mu   sync.Mutex
+	pods map[string]map[string]volume.Volume
+}
+
+func newVolumes(root string, client kubernetes.Interface, allocatable v1.ResourceList, log *slog.Logger) *volumes {
+	return &volumes{
+		m:    &volume.Manager{Root: root, Sources: apiSources{client}, NodeAllocatable: allocatable, Log: log},
+		pods: map[string]map[string]volume.Volume{},
+	}
+}
+
+func (v *volumes) Prepare(ctx context.Context, pod *v1.Pod) error {
+	vols, err := v.m.Setup(ctx, pod)
+	if err != nil {
+		return err
+	}
+	v.mu.Lock()
+	v.pods[string(pod.UID)] = vols
+	v.mu.Unlock()
+	return nil
+}
+
+func (v *volumes) ContainerMounts(pod *v1.Pod, c *v1.Container, env map[string]string) ([]*runtimeapi.Mount, error) {
+	v.mu.Lock()
+	vols := v.pods[string(pod.UID)]
+	v.mu.Unlock()
+	return volume.Mounts(pod, c, vols, env)
+}
+
+func (v *volumes) Teardown(uid string) error {
+	v.mu.Lock()
+	delete(v.pods, uid)
+	v.mu.Unlock()
+	return v.m.Teardown(uid)
+}
+
+func (v *volumes) Orphans() ([]string, error) { return v.m.Orphans() }
+
+// apiSources reads volume sources from the API server.
+type apiSources struct{ c kubernetes.Interface }
+
+func (s apiSources) ConfigMap(ctx context.Context, ns, name string) (*v1.ConfigMap, error) {
+	return s.c.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
+}
+
+func (s apiSources) Secret(ctx context.Context, ns, name string) (*v1.Secret, error) {
+	return s.c.CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{})
+}
+
+func (s apiSources) Claim(ctx context.Context, ns, name string) (*v1.PersistentVolumeClaim, error) {
+	return s.c.CoreV1().PersistentVolumeClaims(ns).Get(ctx, name, metav1.GetOptions{})
+}
+
+func (s apiSources) Volume(ctx context.Context, name string) (*v1.PersistentVolume, error) {
+	return s.c.CoreV1().PersistentVolumes().Get(ctx, name, metav1.GetOptions{})
+}
+
+func (s apiSources) Token(ctx context.Context, ns, sa string, req *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
+	return s.c.CoreV1().ServiceAccounts(ns).CreateToken(ctx, sa, req, metav1.CreateOptions{})
+}

@@ -1,0 +1,78 @@
+package kubelet
+
+import (
+	"testing"
+	"time"
+
+	clocktesting "k8s.io/utils/clock/testing"
+)
+
+// A container that keeps crashing right after each start waits 10 s, then
+// 20 s, 40 s ... up to 5 minutes, as upstream's CrashLoopBackOff.
+func TestRestartBackoffDoublesToFiveMinutes(t *testing.T) {
+	start := time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC)
+	clk := clocktesting.NewFakeClock(start)
+	b := newRestartBackoff(clk)
+	// First crash: restarts at once.
+	if _, _, blocked := restartGate(b, "k", clk.Now(), clk.Now()); blocked {
+		t.Fatal("first restart was held back")
+	}
+	want := []time.Duration{10, 20, 40, 80, 160, 300, 300}
+	for i, w := range want {
+		finished := clk.Now() // crashed immediately after the restart
+		wait, left, blocked := restartGate(b, "k", finished, clk.Now())
+		if !blocked || wait != w*time.Second || left != w*time.Second {
+			t.Fatalf("crash %d: wait %v left %v blocked %v, want %v", i+2, wait, left, blocked, w*time.Second)
+		}
+		clk.Step(wait - time.Second)
+		if _, _, blocked := restartGate(b, "k", finished, clk.Now()); !blocked {
+			t.Fatalf("crash %d: restarted a second early", i+2)
+		}
+		clk.Step(time.Second)
+		if _, _, blocked := restartGate(b, "k", finished, clk.Now()); blocked {
+			t.Fatalf("crash %d: still held back after %v", i+2, wait)
+		}
+	}
+}
+
+// A container that ran well for longer than twice the maximum back-off
+// starts over at 10 s when it crashes again.
+func TestRestartBackoffResetsAfterLongRun(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC))
+	b := newRestartBackoff(clk)
+	restartGate(b, "k", clk.Now(), clk.Now())
+	for i := 0; i < 4; i++ { // back-off is now 160 s
+		f := clk.Now()
+		w, _, _ := restartGate(b, "k", f, clk.Now())
+		clk.Step(w)
+		restartGate(b, "k", f, clk.Now())
+	}
+	clk.Step(11 * time.Minute) // ran for 11 minutes
+	f := clk.Now()
+	if _, _, blocked := restartGate(b, "k", f, clk.Now()); blocked {
+		t.Fatal("held back after a long healthy run")
+	}
+	if w, _, blocked := restartGate(b, "k", clk.Now(), clk.Now()); !blocked || w != 10*time.Second {
+		t.Fatalf("next back-off %v (blocked %v), want 10s", w, blocked)
+	}
+}
+
+func TestExpand(t *testing.T) {
+	vars := map[string]string{"A": "x", "B": "y y"}
+	tests := map[string]string{
+		"$(A)":        "x",
+		"a-$(A)-$(B)": "a-x-y y",
+		"$$(A)":       "$(A)",
+		"$(MISSING)":  "$(MISSING)",
+		"$(A":         "$(A",
+		"cost $5":     "cost $5",
+		"plain":       "plain",
+		"$(A)$(A)":    "xx",
+		"trailing $":  "trailing $",
+	}
+	for in, want := range tests {
+		if got := expand(in, vars); got != want {
+			t.Errorf("expand(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

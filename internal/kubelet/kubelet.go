@@ -1,0 +1,388 @@
+// Package kubelet runs the pods bound to one node through a CRI runtime.
+// Each pod has its own worker goroutine running a level-triggered sync:
+// compare the pod's spec with what the runtime holds, take the next step
+// (sandbox, init containers one by one, containers, restarts with
+// back-off, termination), and report the status that results. A relist of
+// the runtime every second notices containers that exit, and wakes the
+// worker of the pod they belong to.
+package kubelet
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/flowcontrol"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/utils/clock"
+
+	"github.com/orca-project/orca/internal/kubelet/prober"
+)
+
+// Runtime is the CRI the kubelet drives.
+type Runtime interface {
+	runtimeapi.RuntimeServiceClient
+	runtimeapi.ImageServiceClient
+}
+
+// Volumes prepares a pod's volumes on the host and mounts them into its
+// containers.
+type Volumes interface {
+	// Prepare makes every volume of the pod ready, idempotently; it is
+	// called before each sync so that contents follow their sources.
+	Prepare(ctx context.Context, pod *v1.Pod) error
+	// ContainerMounts returns the CRI mounts of one container.
+	ContainerMounts(pod *v1.Pod, c *v1.Container, env map[string]string) ([]*runtimeapi.Mount, error)
+	// Teardown removes what Prepare made; safe for unknown pods.
+	Teardown(podUID string) error
+	// Orphans lists pod UIDs that still have volumes on disk.
+	Orphans() ([]string, error)
+}
+
+// Config wires a kubelet.
+type Config struct {
+	NodeName string
+	Client   kubernetes.Interface
+	Runtime  Runtime
+	Volumes  Volumes
+	// PodDir holds per-pod files the kubelet writes itself (hosts file,
+	// termination messages): PodDir/<uid>/.
+	PodDir string
+	// LogDir holds container logs: LogDir/<ns>_<name>_<uid>/<container>/<attempt>.log.
+	LogDir string
+	// HostIPs are the node's addresses, reported as status.hostIPs.
+	HostIPs []string
+	// ClusterDNS and ClusterDomain configure pods with dnsPolicy
+	// ClusterFirst; without ClusterDNS they get the node's resolver.
+	ClusterDNS    []string
+	ClusterDomain string
+	// ResolvConf is the node's resolver configuration (/etc/resolv.conf).
+	ResolvConf string
+	// AllowPrivileged lets containers ask for privileged mode.
+	AllowPrivileged bool
+	// NodeMemory is the node's memory capacity, for OOM score adjustment.
+	NodeMemory int64
+	// Allocatable is the node's allocatable resources, the default for
+	// resourceFieldRef limits.
+	Allocatable v1.ResourceList
+	Log         *slog.Logger
+	Recorder    record.EventRecorder
+}
+
+// Kubelet runs one node's pods.
+type Kubelet struct {
+	cfg     Config
+	log     *slog.Logger
+	rt      Runtime
+	rec     record.EventRecorder
+	lister  corelisters.PodLister
+	synced  cache.InformerSynced
+	factory informers.SharedInformerFactory
+
+	mu      sync.Mutex
+	pods    map[types.UID]*v1.Pod
+	workers map[types.UID]*worker
+
+	state       *runtimeState
+	backoff     *flowcontrol.Backoff
+	pullBackoff *flowcontrol.Backoff
+	probes      *prober.Manager
+
+	// waiting remembers, per pod and container, why it is not running
+	// (image pull errors, back-off) for the status.
+	waitMu  sync.Mutex
+	waiting map[types.UID]map[string]waitReason
+
+	ctx context.Context
+}
+
+type waitReason struct{ reason, message string }
+
+type worker struct {
+	kick chan struct{}
+}
+
+// New builds a kubelet; Run starts it.
+func New(cfg Config) *Kubelet {
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	if cfg.ClusterDomain == "" {
+		cfg.ClusterDomain = "cluster.local"
+	}
+	k := &Kubelet{
+		cfg:         cfg,
+		log:         cfg.Log,
+		rt:          cfg.Runtime,
+		rec:         cfg.Recorder,
+		pods:        map[types.UID]*v1.Pod{},
+		workers:     map[types.UID]*worker{},
+		state:       newRuntimeState(),
+		backoff:     newRestartBackoff(clock.RealClock{}),
+		pullBackoff: flowcontrol.NewBackOff(10*time.Second, 300*time.Second),
+		waiting:     map[types.UID]map[string]waitReason{},
+	}
+	// Only this node's pods: the informer's field selector keeps the
+	// kubelet's memory proportional to its own pods, not the cluster's.
+	k.factory = informers.NewSharedInformerFactoryWithOptions(cfg.Client, 0,
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+			o.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", cfg.NodeName).String()
+		}))
+	inf := k.factory.Core().V1().Pods()
+	k.lister = inf.Lister()
+	k.synced = inf.Informer().HasSynced
+	_, _ = inf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { k.podChanged(obj) },
+		UpdateFunc: func(_, obj any) { k.podChanged(obj) },
+		DeleteFunc: func(obj any) {
+			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = d.Obj
+			}
+			if p, ok := obj.(*v1.Pod); ok {
+				k.podDeleted(p)
+			}
+		},
+	})
+	k.probes = prober.NewManager(prober.Config{
+		Exec:     execRunner{rt: cfg.Runtime},
+		OnChange: func(uid types.UID) { k.kick(uid) },
+		Recorder: cfg.Recorder,
+		Log:      cfg.Log,
+	})
+	return k
+}
+
+// Run syncs pods until ctx ends. Containers keep running when it returns:
+// a restarted kubelet adopts them.
+func (k *Kubelet) Run(ctx context.Context) error {
+	k.ctx = ctx
+	if err := k.state.relist(ctx, k.rt); err != nil {
+		return fmt.Errorf("kubelet: first runtime relist: %w", err)
+	}
+	k.factory.Start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), k.synced) {
+		return ctx.Err()
+	}
+	// Pods the runtime holds that the API no longer knows (deleted while
+	// the kubelet was down) get a worker too, which removes them.
+	for _, uid := range k.state.podUIDs() {
+		k.kick(uid)
+	}
+	if orphans, err := k.cfg.Volumes.Orphans(); err == nil {
+		for _, uid := range orphans {
+			k.kick(types.UID(uid))
+		}
+	}
+	go k.relistLoop(ctx)
+	go k.housekeeping(ctx)
+	<-ctx.Done()
+	k.probes.Stop()
+	return nil
+}
+
+// relistLoop is upstream's PLEG: every second, compare the runtime with the
+// last view and wake the workers of pods whose containers changed.
+func (k *Kubelet) relistLoop(ctx context.Context) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		before := k.state.fingerprints()
+		if err := k.state.relist(ctx, k.rt); err != nil {
+			if ctx.Err() == nil {
+				k.log.Warn("runtime relist failed", "err", err)
+			}
+			continue
+		}
+		after := k.state.fingerprints()
+		for uid, fp := range after {
+			if before[uid] != fp {
+				k.kick(uid)
+			}
+		}
+		for uid := range before {
+			if _, ok := after[uid]; !ok {
+				k.kick(uid)
+			}
+		}
+	}
+}
+
+// housekeeping wakes every pod now and then so that volume contents follow
+// their sources and missed events are repaired.
+func (k *Kubelet) housekeeping(ctx context.Context) {
+	t := time.NewTicker(10 * time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		k.mu.Lock()
+		uids := make([]types.UID, 0, len(k.pods))
+		for uid := range k.pods {
+			uids = append(uids, uid)
+		}
+		k.mu.Unlock()
+		for _, uid := range uids {
+			k.kick(uid)
+		}
+	}
+}
+
+func (k *Kubelet) podChanged(obj any) {
+	p, ok := obj.(*v1.Pod)
+	if !ok {
+		return
+	}
+	k.mu.Lock()
+	k.pods[p.UID] = p
+	k.mu.Unlock()
+	k.kick(p.UID)
+}
+
+func (k *Kubelet) podDeleted(p *v1.Pod) {
+	k.mu.Lock()
+	delete(k.pods, p.UID)
+	k.mu.Unlock()
+	k.kick(p.UID)
+}
+
+// pod returns the latest known API object of a pod, nil once deleted.
+func (k *Kubelet) pod(uid types.UID) *v1.Pod {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.pods[uid]
+}
+
+// kick wakes the pod's worker, starting one if needed.
+func (k *Kubelet) kick(uid types.UID) {
+	if k.ctx == nil {
+		return
+	}
+	k.mu.Lock()
+	w, ok := k.workers[uid]
+	if !ok {
+		w = &worker{kick: make(chan struct{}, 1)}
+		k.workers[uid] = w
+		go k.runWorker(uid, w)
+	}
+	k.mu.Unlock()
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
+}
+
+// runWorker syncs one pod whenever kicked or when its sync asks to be
+// called again, until the pod is gone from both the API and the runtime.
+func (k *Kubelet) runWorker(uid types.UID, w *worker) {
+	ctx := k.ctx
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-w.kick:
+		case <-timer.C:
+		}
+		pod := k.pod(uid)
+		again, finished := k.syncPod(ctx, uid, pod)
+		if finished {
+			k.mu.Lock()
+			// A kick that raced with the finish restarts the loop rather
+			// than being lost.
+			select {
+			case <-w.kick:
+				k.mu.Unlock()
+				k.kickLater(uid, w)
+				continue
+			default:
+			}
+			delete(k.workers, uid)
+			k.mu.Unlock()
+			k.forget(uid)
+			return
+		}
+		if !timer.Stop() {
+			select {
+			case <-timer.C:
+			default:
+			}
+		}
+		if again <= 0 {
+			again = time.Hour
+		}
+		timer.Reset(again)
+	}
+}
+
+func (k *Kubelet) kickLater(_ types.UID, w *worker) {
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
+}
+
+// forget drops per-pod memory once a pod is gone.
+func (k *Kubelet) forget(uid types.UID) {
+	k.waitMu.Lock()
+	delete(k.waiting, uid)
+	k.waitMu.Unlock()
+	k.probes.RemovePod(uid)
+}
+
+func (k *Kubelet) setWaiting(uid types.UID, container, reason, message string) {
+	k.waitMu.Lock()
+	defer k.waitMu.Unlock()
+	m := k.waiting[uid]
+	if m == nil {
+		m = map[string]waitReason{}
+		k.waiting[uid] = m
+	}
+	m[container] = waitReason{reason, message}
+}
+
+func (k *Kubelet) clearWaiting(uid types.UID, container string) {
+	k.waitMu.Lock()
+	defer k.waitMu.Unlock()
+	delete(k.waiting[uid], container)
+}
+
+func (k *Kubelet) waitingOf(uid types.UID) map[string]waitReason {
+	k.waitMu.Lock()
+	defer k.waitMu.Unlock()
+	out := make(map[string]waitReason, len(k.waiting[uid]))
+	for c, w := range k.waiting[uid] {
+		out[c] = w
+	}
+	return out
+}
+
+// Pods returns the pods this kubelet runs, for the streaming server.
+func (k *Kubelet) Pods() []*v1.Pod {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	out := make([]*v1.Pod, 0, len(k.pods))
+	for _, p := range k.pods {
+		out = append(out, p)
+	}
+	return out
+}

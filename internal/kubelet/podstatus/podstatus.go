@@ -1,0 +1,391 @@
+// Package podstatus computes a pod's status from what the runtime reports
+// about its sandbox and containers and from the kubelet's own knowledge
+// (probe results, why a container is waiting). It is a pure function so
+// that upstream's phase and condition rules can be table-tested.
+package podstatus
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// State is a container instance's runtime state.
+type State int
+
+const (
+	Created State = iota
+	Running
+	Exited
+	Unknown
+)
+
+// Instance is one run of a container, as the runtime reports it.
+type Instance struct {
+	ID         string
+	Attempt    uint32
+	State      State
+	CreatedAt  time.Time
+	StartedAt  time.Time
+	FinishedAt time.Time
+	ExitCode   int32
+	Reason     string
+	Message    string
+	ImageRef   string
+}
+
+// Waiting is why the kubelet has not (re)started a container.
+type Waiting struct {
+	Reason, Message string
+}
+
+// Input is everything the status depends on.
+type Input struct {
+	Pod *v1.Pod
+	// SandboxReady is whether the newest sandbox runs with its network.
+	SandboxReady bool
+	PodIPs       []string
+	HostIPs      []string
+	// Instances holds each container's runs by name, newest first.
+	Instances map[string][]Instance
+	// Waiting says why a container is not running, when the kubelet knows.
+	Waiting map[string]Waiting
+	// Ready and Started are probe results; a container without the probe
+	// is ready (started) as soon as it runs.
+	Ready   map[string]bool
+	Started map[string]bool
+	// Terminating is set while the pod's containers are being stopped for
+	// deletion: nothing is ready then.
+	Terminating bool
+	Now         time.Time
+}
+
+// Compute returns the pod's new status.
+func Compute(in Input) v1.PodStatus {
+	pod := in.Pod
+	old := pod.Status
+	st := v1.PodStatus{
+		QOSClass:          old.QOSClass,
+		NominatedNodeName: old.NominatedNodeName,
+		StartTime:         old.StartTime,
+		Reason:            old.Reason,
+		Message:           old.Message,
+	}
+	if st.QOSClass == "" {
+		st.QOSClass = QOSClass(pod)
+	}
+	if st.StartTime == nil {
+		t := metav1.NewTime(in.Now)
+		st.StartTime = &t
+	}
+	for _, ip := range in.HostIPs {
+		st.HostIPs = append(st.HostIPs, v1.HostIP{IP: ip})
+	}
+	if len(in.HostIPs) > 0 {
+		st.HostIP = in.HostIPs[0]
+	}
+	if pod.Spec.HostNetwork {
+		in.PodIPs = in.HostIPs
+	}
+	for _, ip := range in.PodIPs {
+		st.PodIPs = append(st.PodIPs, v1.PodIP{IP: ip})
+	}
+	if len(in.PodIPs) > 0 {
+		st.PodIP = in.PodIPs[0]
+	}
+
+	for _, c := range pod.Spec.InitContainers {
+		st.InitContainerStatuses = append(st.InitContainerStatuses, containerStatus(in, &c, true))
+	}
+	for _, c := range pod.Spec.Containers {
+		st.ContainerStatuses = append(st.ContainerStatuses, containerStatus(in, &c, false))
+	}
+	st.Phase = Phase(pod.Spec, st.InitContainerStatuses, st.ContainerStatuses)
+	// A pod that finished stays finished: upstream never moves a terminal
+	// phase back.
+	if old.Phase == v1.PodSucceeded || old.Phase == v1.PodFailed {
+		st.Phase = old.Phase
+	}
+	st.Conditions = conditions(in, st)
+	return st
+}
+
+func containerStatus(in Input, c *v1.Container, init bool) v1.ContainerStatus {
+	cs := v1.ContainerStatus{Name: c.Name, Image: c.Image}
+	runs := in.Instances[c.Name]
+	if len(runs) == 0 {
+		w, ok := in.Waiting[c.Name]
+		if !ok {
+			w = Waiting{Reason: "ContainerCreating"}
+			if init || !initialized(in) {
+				w.Reason = "PodInitializing"
+			}
+			if init && !isNextInit(in, c.Name) {
+				w.Reason = "PodInitializing"
+			}
+		}
+		cs.State.Waiting = &v1.ContainerStateWaiting{Reason: w.Reason, Message: w.Message}
+		f := false
+		cs.Started = &f
+		return cs
+	}
+	cur := runs[0]
+	cs.RestartCount = int32(cur.Attempt)
+	cs.ContainerID = "containerd://" + cur.ID
+	cs.ImageID = cur.ImageRef
+	if len(runs) > 1 && runs[1].State == Exited {
+		cs.LastTerminationState.Terminated = terminated(runs[1])
+	}
+	started := false
+	switch cur.State {
+	case Running:
+		cs.State.Running = &v1.ContainerStateRunning{StartedAt: metav1.NewTime(cur.StartedAt)}
+		started = true
+		if s, ok := in.Started[c.Name]; ok {
+			started = s
+		}
+		ready := started
+		if r, ok := in.Ready[c.Name]; ok {
+			ready = ready && r
+		}
+		cs.Ready = ready && !in.Terminating
+		if init {
+			// An init container is never ready while it runs.
+			cs.Ready = false
+		}
+	case Exited:
+		if w, ok := in.Waiting[c.Name]; ok {
+			// Waiting to be restarted: the run that ended is the last state.
+			cs.State.Waiting = &v1.ContainerStateWaiting{Reason: w.Reason, Message: w.Message}
+			cs.LastTerminationState = v1.ContainerState{Terminated: terminated(cur)}
+		} else {
+			cs.State.Terminated = terminated(cur)
+			if init && cur.ExitCode == 0 {
+				cs.Ready = true
+			}
+		}
+	default:
+		w, ok := in.Waiting[c.Name]
+		if !ok {
+			w = Waiting{Reason: "ContainerCreating"}
+		}
+		cs.State.Waiting = &v1.ContainerStateWaiting{Reason: w.Reason, Message: w.Message}
+	}
+	cs.Started = &started
+	return cs
+}
+
+// isNextInit reports whether name is the first init container that has
+// not completed: only that one is "creating", the rest are initializing.
+func isNextInit(in Input, name string) bool {
+	for _, c := range in.Pod.Spec.InitContainers {
+		if done(in.Instances[c.Name]) {
+			continue
+		}
+		return c.Name == name
+	}
+	return false
+}
+
+func done(runs []Instance) bool {
+	return len(runs) > 0 && runs[0].State == Exited && runs[0].ExitCode == 0
+}
+
+func initialized(in Input) bool {
+	for _, c := range in.Pod.Spec.InitContainers {
+		if !done(in.Instances[c.Name]) {
+			return false
+		}
+	}
+	return true
+}
+
+func terminated(r Instance) *v1.ContainerStateTerminated {
+	reason := r.Reason
+	if reason == "" {
+		reason = "Completed"
+		if r.ExitCode != 0 {
+			reason = "Error"
+		}
+	}
+	return &v1.ContainerStateTerminated{
+		ExitCode: r.ExitCode, Reason: reason, Message: r.Message,
+		StartedAt: metav1.NewTime(r.StartedAt), FinishedAt: metav1.NewTime(r.FinishedAt),
+		ContainerID: "containerd://" + r.ID,
+	}
+}
+
+// Phase follows upstream's getPhase over the container statuses.
+func Phase(spec v1.PodSpec, initStatuses, statuses []v1.ContainerStatus) v1.PodPhase {
+	pendingInit := 0
+	failedInit := 0
+	for _, s := range initStatuses {
+		switch {
+		case s.State.Terminated != nil && s.State.Terminated.ExitCode == 0:
+		case s.State.Terminated != nil:
+			failedInit++
+			pendingInit++
+		case s.State.Waiting != nil && s.LastTerminationState.Terminated != nil && s.LastTerminationState.Terminated.ExitCode != 0:
+			failedInit++
+			pendingInit++
+		default:
+			pendingInit++
+		}
+	}
+	if failedInit > 0 && spec.RestartPolicy == v1.RestartPolicyNever {
+		return v1.PodFailed
+	}
+	var running, waiting, stopped, succeeded int
+	for _, s := range statuses {
+		switch {
+		case s.State.Running != nil:
+			running++
+		case s.State.Terminated != nil:
+			stopped++
+			if s.State.Terminated.ExitCode == 0 {
+				succeeded++
+			}
+		case s.State.Waiting != nil:
+			if s.LastTerminationState.Terminated != nil {
+				stopped++
+			} else {
+				waiting++
+			}
+		}
+	}
+	switch {
+	case pendingInit > 0:
+		return v1.PodPending
+	case waiting > 0:
+		return v1.PodPending
+	case running > 0:
+		return v1.PodRunning
+	case stopped > 0:
+		switch {
+		case spec.RestartPolicy == v1.RestartPolicyAlways:
+			return v1.PodRunning
+		case stopped == succeeded:
+			return v1.PodSucceeded
+		case spec.RestartPolicy == v1.RestartPolicyNever:
+			return v1.PodFailed
+		default:
+			return v1.PodRunning
+		}
+	}
+	return v1.PodPending
+}
+
+func conditions(in Input, st v1.PodStatus) []v1.PodCondition {
+	old := in.Pod.Status.Conditions
+	cond := func(t v1.PodConditionType, ok bool, reason, msg string) v1.PodCondition {
+		c := v1.PodCondition{Type: t, Status: v1.ConditionFalse, Reason: reason, Message: msg}
+		if ok {
+			c.Status, c.Reason, c.Message = v1.ConditionTrue, "", ""
+		}
+		c.LastTransitionTime = metav1.NewTime(in.Now)
+		for _, o := range old {
+			if o.Type == t && o.Status == c.Status {
+				c.LastTransitionTime = o.LastTransitionTime
+			}
+		}
+		return c
+	}
+	var out []v1.PodCondition
+	terminal := st.Phase == v1.PodSucceeded || st.Phase == v1.PodFailed
+	out = append(out, cond(v1.PodReadyToStartContainers, in.SandboxReady && !terminal, "", ""))
+
+	var incomplete []string
+	for _, s := range st.InitContainerStatuses {
+		if !(s.State.Terminated != nil && s.State.Terminated.ExitCode == 0) {
+			incomplete = append(incomplete, s.Name)
+		}
+	}
+	initOK := len(incomplete) == 0 || st.Phase == v1.PodSucceeded
+	out = append(out, cond(v1.PodInitialized, initOK, "ContainersNotInitialized", fmt.Sprintf("containers with incomplete status: [%s]", strings.Join(incomplete, " "))))
+
+	var unready []string
+	for _, s := range st.ContainerStatuses {
+		if !s.Ready {
+			unready = append(unready, s.Name)
+		}
+	}
+	ready := len(unready) == 0 && !terminal
+	reason, msg := "ContainersNotReady", fmt.Sprintf("containers with unready status: [%s]", strings.Join(unready, " "))
+	if terminal {
+		reason, msg = "PodCompleted", ""
+	}
+	out = append(out, cond(v1.ContainersReady, ready, reason, msg))
+
+	gatesOK := true
+	var missing []string
+	for _, g := range in.Pod.Spec.ReadinessGates {
+		found := false
+		for _, o := range old {
+			if o.Type == g.ConditionType && o.Status == v1.ConditionTrue {
+				found = true
+			}
+		}
+		if !found {
+			gatesOK = false
+			missing = append(missing, string(g.ConditionType))
+		}
+	}
+	podReady := cond(v1.PodReady, ready && gatesOK, reason, msg)
+	if ready && !gatesOK {
+		podReady.Reason, podReady.Message = "ReadinessGatesNotReady", fmt.Sprintf("corresponding condition of pod readiness gate %q does not exist.", missing[0])
+	}
+	out = append(out, podReady)
+
+	// Conditions the kubelet does not own (PodScheduled, readiness gates,
+	// DisruptionTarget) are kept as they are.
+	owned := map[v1.PodConditionType]bool{v1.PodReadyToStartContainers: true, v1.PodInitialized: true, v1.ContainersReady: true, v1.PodReady: true}
+	for _, o := range old {
+		if !owned[o.Type] {
+			out = append(out, o)
+		}
+	}
+	order := map[v1.PodConditionType]int{v1.PodReadyToStartContainers: 0, v1.PodInitialized: 1, v1.PodReady: 2, v1.ContainersReady: 3, v1.PodScheduled: 4}
+	sort.SliceStable(out, func(i, j int) bool {
+		oi, ok1 := order[out[i].Type]
+		oj, ok2 := order[out[j].Type]
+		if !ok1 {
+			oi = 10
+		}
+		if !ok2 {
+			oj = 10
+		}
+		return oi < oj
+	})
+	return out
+}
+
+// QOSClass classifies a pod as upstream does: Guaranteed when every
+// container has equal cpu and memory requests and limits, BestEffort when
+// none has any, Burstable otherwise.
+func QOSClass(pod *v1.Pod) v1.PodQOSClass {
+	any, guaranteed := false, true
+	all := append(append([]v1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...)
+	for _, c := range all {
+		for _, r := range []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory} {
+			req, hasReq := c.Resources.Requests[r]
+			lim, hasLim := c.Resources.Limits[r]
+			if hasReq || hasLim {
+				any = true
+			}
+			if !hasLim || (hasReq && req.Cmp(lim) != 0) {
+				guaranteed = false
+			}
+		}
+	}
+	switch {
+	case !any:
+		return v1.PodQOSBestEffort
+	case guaranteed:
+		return v1.PodQOSGuaranteed
+	}
+	return v1.PodQOSBurstable
+}

@@ -1,0 +1,194 @@
+package kubelet
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// createSandbox runs the pod's sandbox: its namespaces, network and
+// resolver, as upstream's kubelet configures them.
+func (k *Kubelet) createSandbox(ctx context.Context, pod *v1.Pod, attempt uint32) (string, error) {
+	logDir := k.podLogDir(pod)
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return "", fmt.Errorf("create log directory: %w", err)
+	}
+	hostname, err := podHostname(pod)
+	if err != nil {
+		return "", err
+	}
+	cfg := &runtimeapi.PodSandboxConfig{
+		Metadata:     &runtimeapi.PodSandboxMetadata{Name: pod.Name, Namespace: pod.Namespace, Uid: string(pod.UID), Attempt: attempt},
+		Hostname:     hostname,
+		LogDirectory: logDir,
+		Labels:       map[string]string{labelPodName: pod.Name, labelPodNamespace: pod.Namespace, labelPodUID: string(pod.UID)},
+		Annotations:  map[string]string{annGracePeriod: strconv.FormatInt(gracePeriod(pod), 10)},
+		Linux: &runtimeapi.LinuxPodSandboxConfig{
+			CgroupParent: "/kubepods/pod" + string(pod.UID),
+			SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
+				NamespaceOptions: namespaceOptions(pod),
+			},
+			Sysctls: map[string]string{},
+		},
+	}
+	for k, v := range pod.Labels {
+		if _, reserved := cfg.Labels[k]; !reserved {
+			cfg.Labels[k] = v
+		}
+	}
+	for k, v := range pod.Annotations {
+		cfg.Annotations[k] = v
+	}
+	if sc := pod.Spec.SecurityContext; sc != nil {
+		for _, s := range sc.Sysctls {
+			cfg.Linux.Sysctls[s.Name] = s.Value
+		}
+		if sc.RunAsUser != nil {
+			cfg.Linux.SecurityContext.RunAsUser = &runtimeapi.Int64Value{Value: *sc.RunAsUser}
+		}
+		if sc.RunAsGroup != nil {
+			cfg.Linux.SecurityContext.RunAsGroup = &runtimeapi.Int64Value{Value: *sc.RunAsGroup}
+		}
+		cfg.Linux.SecurityContext.SupplementalGroups = sc.SupplementalGroups
+	}
+	if !pod.Spec.HostNetwork {
+		dns, err := k.dnsConfig(pod)
+		if err != nil {
+			return "", err
+		}
+		cfg.DnsConfig = dns
+	}
+	for _, c := range pod.Spec.Containers {
+		for _, p := range c.Ports {
+			if p.HostPort == 0 {
+				continue
+			}
+			cfg.PortMappings = append(cfg.PortMappings, &runtimeapi.PortMapping{
+				Protocol: protocol(p.Protocol), ContainerPort: p.ContainerPort, HostPort: p.HostPort, HostIp: p.HostIP,
+			})
+		}
+	}
+	resp, err := k.rt.RunPodSandbox(ctx, &runtimeapi.RunPodSandboxRequest{Config: cfg})
+	if err != nil {
+		return "", fmt.Errorf("rpc error: %w", err)
+	}
+	return resp.PodSandboxId, nil
+}
+
+func (k *Kubelet) podLogDir(pod *v1.Pod) string {
+	return filepath.Join(k.cfg.LogDir, fmt.Sprintf("%s_%s_%s", pod.Namespace, pod.Name, pod.UID))
+}
+
+func protocol(p v1.Protocol) runtimeapi.Protocol {
+	switch p {
+	case v1.ProtocolUDP:
+		return runtimeapi.Protocol_UDP
+	case v1.ProtocolSCTP:
+		return runtimeapi.Protocol_SCTP
+	}
+	return runtimeapi.Protocol_TCP
+}
+
+func namespaceOptions(pod *v1.Pod) *runtimeapi.NamespaceOption {
+	o := &runtimeapi.NamespaceOption{Network: runtimeapi.NamespaceMode_POD, Pid: runtimeapi.NamespaceMode_CONTAINER, Ipc: runtimeapi.NamespaceMode_POD}
+	if pod.Spec.HostNetwork {
+		o.Network = runtimeapi.NamespaceMode_NODE
+	}
+	if pod.Spec.HostPID {
+		o.Pid = runtimeapi.NamespaceMode_NODE
+	} else if pod.Spec.ShareProcessNamespace != nil && *pod.Spec.ShareProcessNamespace {
+		o.Pid = runtimeapi.NamespaceMode_POD
+	}
+	if pod.Spec.HostIPC {
+		o.Ipc = runtimeapi.NamespaceMode_NODE
+	}
+	return o
+}
+
+// podHostname is spec.hostname or the pod's name, cut to 63 characters as
+// upstream does.
+func podHostname(pod *v1.Pod) (string, error) {
+	h := pod.Name
+	if pod.Spec.Hostname != "" {
+		h = pod.Spec.Hostname
+	}
+	if len(h) > 63 {
+		h = strings.TrimRight(h[:63], "-.")
+	}
+	return h, nil
+}
+
+// dnsConfig is the pod's resolver configuration for its dnsPolicy.
+func (k *Kubelet) dnsConfig(pod *v1.Pod) (*runtimeapi.DNSConfig, error) {
+	host := parseResolvConf(k.cfg.ResolvConf)
+	var out *runtimeapi.DNSConfig
+	policy := pod.Spec.DNSPolicy
+	if policy == "" {
+		policy = v1.DNSClusterFirst
+	}
+	switch {
+	case policy == v1.DNSNone:
+		out = &runtimeapi.DNSConfig{}
+	case (policy == v1.DNSClusterFirst || policy == v1.DNSClusterFirstWithHostNet) && len(k.cfg.ClusterDNS) > 0:
+		d := k.cfg.ClusterDomain
+		out = &runtimeapi.DNSConfig{
+			Servers:  k.cfg.ClusterDNS,
+			Searches: append([]string{pod.Namespace + ".svc." + d, "svc." + d, d}, host.Searches...),
+			Options:  []string{"ndots:5"},
+		}
+	default:
+		// Default, or ClusterFirst without a cluster DNS: the node's own
+		// resolver, as upstream falls back to.
+		out = host
+	}
+	if dc := pod.Spec.DNSConfig; dc != nil {
+		out.Servers = append(out.Servers, dc.Nameservers...)
+		out.Searches = append(out.Searches, dc.Searches...)
+		for _, o := range dc.Options {
+			s := o.Name
+			if o.Value != nil {
+				s += ":" + *o.Value
+			}
+			out.Options = append(out.Options, s)
+		}
+	}
+	if len(out.Searches) > 32 {
+		out.Searches = out.Searches[:32]
+	}
+	return out, nil
+}
+
+func parseResolvConf(path string) *runtimeapi.DNSConfig {
+	out := &runtimeapi.DNSConfig{}
+	if path == "" {
+		return out
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return out
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 2 || strings.HasPrefix(fields[0], "#") {
+			continue
+		}
+		switch fields[0] {
+		case "nameserver":
+			out.Servers = append(out.Servers, fields[1])
+		case "search":
+			out.Searches = fields[1:]
+		case "options":
+			out.Options = fields[1:]
+		}
+	}
+	return out
+}
