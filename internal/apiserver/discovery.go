@@ -67,7 +67,13 @@ type subresourceInfo struct {
 func subresourcesOf(r *resource) []subresourceInfo {
 	var out []subresourceInfo
 	if r.Name == "pods" {
-		out = append(out, subresourceInfo{name: "binding", kind: "Binding", verbs: metav1.Verbs{"create"}})
+		out = append(out,
+			subresourceInfo{name: "binding", kind: "Binding", verbs: metav1.Verbs{"create"}},
+			subresourceInfo{name: "attach", kind: "PodAttachOptions", verbs: metav1.Verbs{"create", "get"}},
+			subresourceInfo{name: "exec", kind: "PodExecOptions", verbs: metav1.Verbs{"create", "get"}},
+			subresourceInfo{name: "log", kind: "Pod", verbs: metav1.Verbs{"get"}},
+			subresourceInfo{name: "portforward", kind: "PodPortForwardOptions", verbs: metav1.Verbs{"create", "get"}},
+		)
 	}
 	if r.Name == "serviceaccounts" {
 		out = append(out, subresourceInfo{name: "token", kind: "TokenRequest", group: "authentication.k8s.io", version: "v1", verbs: metav1.Verbs{"create"}})

@@ -6,6 +6,7 @@ package apiserver
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -54,6 +55,10 @@ type Config struct {
 	// ServiceAccountTokens, when set, serves serviceaccounts/token and
 	// accepts the tokens it issues as bearer tokens.
 	ServiceAccountTokens *ServiceAccountTokens
+	// KubeletClientTLS is the API server's client certificate for the
+	// kubelets (pods/log, exec, attach, portforward). Their serving
+	// certificates are verified only if it sets RootCAs.
+	KubeletClientTLS *tls.Config
 }
 
 // Server is the API server's HTTP handler and the caches behind it.
@@ -66,6 +71,7 @@ type Server struct {
 	metrics   *metrics
 	handler   http.Handler
 	admission admission.Chain
+	kubelet   *http.Transport
 	tokens    *tokens
 
 	readyMu sync.Mutex
@@ -92,6 +98,7 @@ func New(cfg Config) (*Server, error) {
 		log:       cfg.Log,
 		codecs:    newCodecs(),
 		resources: map[schema.GroupVersionResource]*resource{},
+		kubelet:   newKubeletTransport(cfg.KubeletClientTLS),
 	}
 	for _, rr := range cfg.Resources {
 		r := newResource(rr)
@@ -230,6 +237,12 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, ri reques
 			return
 		}
 		s.serveToken(w, r, res, ri)
+	case "log", "exec", "attach", "portforward":
+		if res.Name != "pods" || ri.Group != "" {
+			s.writeError(w, r, errNotFoundPath())
+			return
+		}
+		s.servePodConnect(w, r, res, ri)
 	case "finalize":
 		if res.Name != "namespaces" || ri.Verb != "update" {
 			s.writeError(w, r, errNotFoundPath())
