@@ -1,0 +1,87 @@
+package volume
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// setupClaim resolves a claim to its bound volume. Only volumes this node
+// can serve without a driver are supported: hostPath and local, both a
+// host directory used in place.
+func (m *Manager) setupClaim(ctx context.Context, pod *v1.Pod, claimName string, readOnly, ephemeral bool) (Volume, error) {
+	pvc, err := m.Sources.Claim(ctx, pod.Namespace, claimName)
+	if err == nil {
+		err = checkClaim(pvc)
+	}
+	if err != nil {
+		return Volume{}, fmt.Errorf("error processing PVC %s/%s: %w", pod.Namespace, claimName, err)
+	}
+	if ephemeral {
+		if err := checkEphemeralOwner(pod, pvc); err != nil {
+			return Volume{}, err
+		}
+	}
+	pv, err := m.Sources.Volume(ctx, pvc.Spec.VolumeName)
+	if err == nil {
+		err = checkVolumeBinding(pv, pvc)
+	}
+	if err != nil {
+		return Volume{}, fmt.Errorf("error processing PVC %s/%s: %w", pod.Namespace, claimName, err)
+	}
+	if pv.Spec.VolumeMode != nil && *pv.Spec.VolumeMode == v1.PersistentVolumeBlock {
+		return Volume{}, fmt.Errorf("volume %s has volumeMode %s, but is specified in volumeMounts", pv.Name, v1.PersistentVolumeBlock)
+	}
+	switch {
+	case pv.Spec.HostPath != nil:
+		return setupHostPath(pv.Spec.HostPath.Path, pv.Spec.HostPath.Type, readOnly)
+	case pv.Spec.Local != nil:
+		path := filepath.Clean(pv.Spec.Local.Path)
+		info, err := os.Stat(path)
+		if err != nil {
+			return Volume{}, fmt.Errorf("local volume %s: %w", pv.Name, err)
+		}
+		if !info.IsDir() {
+			return Volume{}, fmt.Errorf("local volume %s: %s is not a directory", pv.Name, path)
+		}
+		return Volume{HostPath: path, ReadOnly: readOnly}, nil
+	}
+	return Volume{}, fmt.Errorf("persistent volume %s: no volume plugin matched", pv.Name)
+}
+
+// checkClaim is upstream's check of a claim a pod may use.
+func checkClaim(pvc *v1.PersistentVolumeClaim) error {
+	switch {
+	case pvc.DeletionTimestamp != nil:
+		return errors.New("PVC is being deleted")
+	case pvc.Status.Phase != v1.ClaimBound:
+		return errors.New("PVC is not bound")
+	case pvc.Spec.VolumeName == "":
+		return errors.New("PVC has empty pvc.Spec.VolumeName")
+	}
+	return nil
+}
+
+func checkVolumeBinding(pv *v1.PersistentVolume, pvc *v1.PersistentVolumeClaim) error {
+	if pv.Spec.ClaimRef == nil {
+		return fmt.Errorf("found PV object %s but it has a nil pv.Spec.ClaimRef indicating it is not yet bound to the claim", pv.Name)
+	}
+	if pv.Spec.ClaimRef.UID != pvc.UID {
+		return fmt.Errorf("found PV object %s but its pv.Spec.ClaimRef.UID %s does not point to claim.UID %s", pv.Name, pv.Spec.ClaimRef.UID, pvc.UID)
+	}
+	return nil
+}
+
+// checkEphemeralOwner refuses a claim with the ephemeral name that the pod
+// does not own: it was not created for this pod.
+func checkEphemeralOwner(pod *v1.Pod, pvc *v1.PersistentVolumeClaim) error {
+	if !metav1.IsControlledBy(pvc, pod) {
+		return fmt.Errorf("PVC %s/%s was not created for pod %s/%s (pod is not owner)", pvc.Namespace, pvc.Name, pod.Namespace, pod.Name)
+	}
+	return nil
+}
