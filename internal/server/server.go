@@ -147,6 +147,10 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 	if err != nil {
 		return nil, err
 	}
+	kubeletTLS, err := kubeletClientTLS(tlsDir, ca)
+	if err != nil {
+		return nil, err
+	}
 	saTokens, err := serviceAccountTokens(tlsDir, opts.ServiceAccountIssuer)
 	if err != nil {
 		return nil, err
@@ -210,6 +214,7 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 		KubernetesService: kubernetesService(alloc, opts, port),
 
 		ServiceAccountTokens: saTokens,
+		KubeletClientTLS:     kubeletTLS,
 	})
 	if err != nil {
 		ln.Close()
