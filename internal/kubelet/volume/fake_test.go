@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	k8stypes "k8s.io/apimachinery/pkg/types"
 )
 
 // fakeSources serves objects from maps and answers NotFound the way a
@@ -209,3 +210,13 @@ func countMounts(t *testing.T, dir string) int {
 	}
 	return len(points)
 }
+
+func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+func umask() os.FileMode {
+	old := syscall.Umask(0)
+	syscall.Umask(old)
+	return os.FileMode(old)
+}
+
+func uidOf(name string) k8stypes.UID { return k8stypes.UID(name) }
