@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/proxy"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	translator "k8s.io/apiserver/pkg/util/proxy"
+	"k8s.io/streaming/pkg/httpstream"
 	"k8s.io/streaming/pkg/httpstream/wsstream"
 )
 
@@ -453,7 +454,10 @@ func (s *Server) proxyUpgrade(w http.ResponseWriter, r *http.Request, loc *url.U
 	} else {
 		h = translator.NewTranslatingHandler(upgrade, translator.NewStreamTranslatorHandler(loc, s.kubelet, 0, target.streams), wsstream.IsWebSocketRequestWithStreamCloseProtocol)
 	}
-	h.ServeHTTP(hijackable(w), r)
+	if httpstream.IsUpgradeRequest(r) {
+		w = hijackable(w)
+	}
+	h.ServeHTTP(w, r)
 }
 
 // hijackable returns the connection's own writer from under the metrics
