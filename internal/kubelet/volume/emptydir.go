@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 
 	"golang.org/x/sys/unix"
 	v1 "k8s.io/api/core/v1"
@@ -29,7 +30,12 @@ func (m *Manager) setupEmptyDir(pod *v1.Pod, spec *v1.Volume) (Volume, error) {
 // set-gid). Ownership is set once, at creation: a resync must not undo
 // what containers did since.
 func (m *Manager) makeVolumeDir(dir string, pod *v1.Pod, ed *v1.EmptyDirVolumeSource) error {
-	if err := os.MkdirAll(dir, 0o750); err != nil {
+	if err := os.MkdirAll(filepath.Dir(dir), 0o750); err != nil {
+		return fmt.Errorf("create volume directory: %w", err)
+	}
+	err := os.Mkdir(dir, 0o750)
+	fresh := err == nil
+	if err != nil && !errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("create volume directory: %w", err)
 	}
 	if ed.Medium == v1.StorageMediumMemory {
@@ -37,14 +43,17 @@ func (m *Manager) makeVolumeDir(dir string, pod *v1.Pod, ed *v1.EmptyDirVolumeSo
 		if err != nil {
 			return err
 		}
-		if mounted {
-			return nil
+		// A memory volume is fresh whenever its tmpfs is not there yet
+		// (first start, or after a node reboot).
+		fresh = !mounted
+		if fresh {
+			if err := mountTmpfs(dir, m.memorySize(pod, ed.SizeLimit)); err != nil {
+				return err
+			}
 		}
-		if err := mountTmpfs(dir, m.memorySize(pod, ed.SizeLimit)); err != nil {
-			return err
-		}
-	} else if fresh, err := isEmptyDir(dir); err != nil || !fresh {
-		return err
+	}
+	if !fresh {
+		return nil
 	}
 	return setOwnership(dir, 0o777, fsGroup(pod))
 }
@@ -78,19 +87,6 @@ func setOwnership(dir string, mode fs.FileMode, group *int64) error {
 		return fmt.Errorf("set mode of volume directory: %w", err)
 	}
 	return nil
-}
-
-func isEmptyDir(dir string) (bool, error) {
-	f, err := os.Open(dir)
-	if err != nil {
-		return false, err
-	}
-	defer f.Close()
-	names, err := f.Readdirnames(1)
-	if len(names) == 0 {
-		return true, nil
-	}
-	return false, err
 }
 
 func fsGroup(pod *v1.Pod) *int64 {

@@ -46,7 +46,9 @@ type Volume struct {
 }
 
 // Manager prepares and removes pod volumes. The zero value is not usable:
-// Root and Sources must be set.
+// Root and Sources must be set. Calls for different pods may run
+// concurrently; calls for one pod must not (the kubelet's per-pod worker
+// serialises them).
 type Manager struct {
 	Root            string // pods directory
 	Sources         Sources
