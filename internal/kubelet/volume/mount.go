@@ -40,7 +40,7 @@ func mountTmpfs(dir string, sizeBytes int64) error {
 	if sizeBytes > 0 {
 		opts = "size=" + strconv.FormatInt(sizeBytes, 10)
 	}
-	if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
+	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, opts); err != nil {
 		return fmt.Errorf("mount tmpfs on %s: %w", dir, err)
 	}
 	return nil
