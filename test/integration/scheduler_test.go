@@ -488,6 +488,9 @@ func TestSchedulerPreemptorKeepsTheRoomItFreed(t *testing.T) {
 	if err := client.CoreV1().Pods(e.ns).Delete(context.Background(), "low", metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
 		t.Fatal(err)
 	}
+	// Long enough for the scheduler to see the room freed, well inside
+	// the preemptor's first backoff (1 s).
+	time.Sleep(100 * time.Millisecond)
 	e.pod("late", "1", e.priority(10))
 	if got := e.placements("high")["high"]; got != node {
 		t.Errorf("preemptor on %q, want %s", got, node)
