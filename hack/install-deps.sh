@@ -7,6 +7,14 @@ need=()
 command -v git >/dev/null || need+=(git)
 command -v make >/dev/null || need+=(make)
 command -v gcc >/dev/null || need+=(gcc)
+# The node agent's runtime: containerd with runc, the CNI plugins, and
+# busybox-static for the test image.
+command -v containerd >/dev/null || need+=(containerd)
+command -v runc >/dev/null || [ -x /usr/sbin/runc ] || need+=(runc)
+[ -x /usr/lib/cni/bridge ] || need+=(containernetworking-plugins)
+[ -x /bin/busybox ] && /bin/busybox --list 2>/dev/null | grep -qx httpd || need+=(busybox-static)
+command -v nft >/dev/null || [ -x /usr/sbin/nft ] || need+=(nftables)
+command -v ip >/dev/null || [ -x /usr/sbin/ip ] || [ -x /sbin/ip ] || need+=(iproute2)
 
 if ((${#need[@]})); then
 	if [ "$(id -u)" -ne 0 ]; then

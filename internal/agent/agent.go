@@ -22,8 +22,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -73,6 +73,8 @@ type Options struct {
 	// CNIBinDir holds the CNI plugins (Debian installs them in
 	// /usr/lib/cni).
 	CNIBinDir string
+	// Bridge is the host bridge pods attach to; orca0 when empty.
+	Bridge string
 	// PauseBinary is the pause program for the sandbox image; found next
 	// to the executable when empty.
 	PauseBinary string
@@ -138,7 +140,10 @@ func Run(ctx context.Context, o Options) error {
 		nodeIP = ip
 	}
 
-	if err := writeCNIConfig(d, o.CNIBinDir, o.PodCIDR); err != nil {
+	if o.Bridge == "" {
+		o.Bridge = "orca0"
+	}
+	if err := writeCNIConfig(d, o.CNIBinDir, o.Bridge, o.PodCIDR); err != nil {
 		return err
 	}
 	socket := o.ContainerRuntimeEndpoint

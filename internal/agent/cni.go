@@ -14,7 +14,7 @@ func goarch() string { return runtime.GOARCH }
 // host-local addresses from the node's pod range, and portmap for
 // hostPort. Routes between nodes are the networking work's; a single node
 // needs only this.
-func writeCNIConfig(d Dirs, binDir, podCIDR string) error {
+func writeCNIConfig(d Dirs, binDir, bridge, podCIDR string) error {
 	if _, err := os.Stat(filepath.Join(binDir, "bridge")); err != nil {
 		return fmt.Errorf("agent: CNI plugins not found in %s (install Debian's containernetworking-plugins): %w", binDir, err)
 	}
@@ -23,7 +23,7 @@ func writeCNIConfig(d Dirs, binDir, podCIDR string) error {
 		"name":       "orca",
 		"plugins": []any{
 			map[string]any{
-				"type": "bridge", "bridge": "orca0", "isGateway": true, "ipMasq": true, "hairpinMode": true,
+				"type": "bridge", "bridge": bridge, "isGateway": true, "ipMasq": true, "hairpinMode": true,
 				"ipam": map[string]any{
 					"type": "host-local", "dataDir": d.CNIState,
 					"ranges": [][]map[string]string{{{"subnet": podCIDR}}},

@@ -35,7 +35,9 @@ func newQueueMetrics(reg prometheus.Registerer) (*queueMetrics, error) {
 	return m, nil
 }
 
-func (m *queueMetrics) NewDepthMetric(n string) workqueue.GaugeMetric { return m.depth.WithLabelValues(n) }
+func (m *queueMetrics) NewDepthMetric(n string) workqueue.GaugeMetric {
+	return m.depth.WithLabelValues(n)
+}
 func (m *queueMetrics) NewAddsMetric(n string) workqueue.CounterMetric {
 	return m.adds.WithLabelValues(n)
 }

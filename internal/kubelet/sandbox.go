@@ -77,7 +77,7 @@ func (k *Kubelet) createSandbox(ctx context.Context, pod *v1.Pod, attempt uint32
 	}
 	resp, err := k.rt.RunPodSandbox(ctx, &runtimeapi.RunPodSandboxRequest{Config: cfg})
 	if err != nil {
-		return "", fmt.Errorf("rpc error: %w", err)
+		return "", err
 	}
 	return resp.PodSandboxId, nil
 }

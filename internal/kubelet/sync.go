@@ -98,6 +98,12 @@ func (k *Kubelet) run(ctx context.Context, pod *v1.Pod) time.Duration {
 		id, err := k.createSandbox(ctx, pod, attempt)
 		if err != nil {
 			k.event(pod, v1.EventTypeWarning, "FailedCreatePodSandBox", fmt.Sprintf("Failed to create pod sandbox: %v", err))
+			// A sandbox whose network failed stays behind, not ready, and
+			// holds its name: remove it so that the next attempt starts
+			// clean.
+			if k.state.refresh(ctx, k.rt, uid) == nil {
+				k.gcContainers(ctx, k.state.get(uid), "")
+			}
 			return 2 * time.Second
 		}
 		if err := k.state.refresh(ctx, k.rt, uid); err != nil {

@@ -1,0 +1,329 @@
+// Package e2e runs a whole single-node cluster for real: an in-process
+// control plane, and `orca agent` as a separate process (this test binary
+// re-executed) running its own containerd with runc and the CNI plugins.
+// Pods run as real containers from the project's own busybox image, and
+// the tests drive them through the real kubectl, as a user would.
+//
+// The tests need root and containerd; hack/test.sh installs what is
+// missing. Without them every test is skipped with the reason.
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/orca-project/orca/internal/agent"
+	"github.com/orca-project/orca/internal/imagebuild"
+	"github.com/orca-project/orca/internal/images"
+	"github.com/orca-project/orca/internal/kubectl"
+	"github.com/orca-project/orca/internal/kubelet/cri"
+	"github.com/orca-project/orca/internal/server"
+)
+
+const (
+	roleEnv  = "ORCA_TEST_ROLE"
+	nodeName = "e2e-node"
+	busybox  = imagebuild.BusyboxRef
+)
+
+var (
+	skipReason  string
+	inst        *server.Instance
+	client      kubernetes.Interface
+	workDir     string
+	nodeDir     string
+	pauseBin    string
+	kubeletPort int
+	agentProc   *exec.Cmd
+)
+
+func TestMain(m *testing.M) {
+	switch os.Getenv(roleEnv) {
+	case "kubectl":
+		os.Exit(kubectl.Run(os.Args[1:], ""))
+	case "agent":
+		os.Exit(runAgentProcess())
+	}
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	if os.Geteuid() != 0 {
+		skipReason = "needs root to run containers"
+	} else if _, err := exec.LookPath("containerd"); err != nil {
+		skipReason = "containerd is not installed (hack/install-deps.sh installs it)"
+	}
+	if skipReason != "" {
+		return m.Run()
+	}
+	dir, err := os.MkdirTemp("", "orca-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	workDir = dir
+	defer cleanupDir(dir)
+	if code := setup(dir); code != 0 {
+		return code
+	}
+	defer teardown()
+	return m.Run()
+}
+
+func setup(dir string) int {
+	pauseBin = filepath.Join(dir, "orca-pause")
+	build := exec.Command("go", "build", "-o", pauseBin, "github.com/orca-project/orca/cmd/orca-pause")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build orca-pause: %v\n%s", err, out)
+		return 1
+	}
+	var err error
+	inst, err = server.Start(context.Background(), server.Options{
+		DataDir: filepath.Join(dir, "server"), BindAddress: "127.0.0.1", Port: 0,
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "start server:", err)
+		return 1
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", inst.Kubeconfig)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	cfg.QPS, cfg.Burst = 100, 200
+	client = kubernetes.NewForConfigOrDie(cfg)
+	nodeDir = filepath.Join(dir, "node")
+	kubeletPort = freePort()
+	if err := startAgent(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := waitNodeReady(2 * time.Minute); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	img, err := imagebuild.Busybox("")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	tar := filepath.Join(dir, "busybox.tar")
+	if err := img.WriteFile(tar); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if _, err := images.Import(context.Background(), images.SocketPath(nodeDir), tar); err != nil {
+		fmt.Fprintln(os.Stderr, "import busybox:", err)
+		return 1
+	}
+	return 0
+}
+
+// startAgent runs `orca agent` (this binary) for the test node.
+func startAgent() error {
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), roleEnv+"=agent",
+		"ORCA_TEST_DATA_DIR="+nodeDir, "ORCA_TEST_KUBECONFIG="+inst.Kubeconfig,
+		"ORCA_TEST_PAUSE="+pauseBin, "ORCA_TEST_KUBELET_PORT="+strconv.Itoa(kubeletPort))
+	logf, err := os.OpenFile(filepath.Join(workDir, "agent.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start agent: %w", err)
+	}
+	agentProc = cmd
+	return nil
+}
+
+// stopAgent ends the agent process: gracefully, or with SIGKILL.
+func stopAgent(kill bool) {
+	if agentProc == nil {
+		return
+	}
+	sig := syscall.SIGTERM
+	if kill {
+		sig = syscall.SIGKILL
+	}
+	_ = agentProc.Process.Signal(sig)
+	done := make(chan struct{})
+	go func() { _ = agentProc.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		_ = agentProc.Process.Kill()
+		<-done
+	}
+	agentProc = nil
+}
+
+func runAgentProcess() int {
+	cfg, err := clientcmd.BuildConfigFromFlags("", os.Getenv("ORCA_TEST_KUBECONFIG"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	port, _ := strconv.Atoi(os.Getenv("ORCA_TEST_KUBELET_PORT"))
+	ctx, stop := signalContext()
+	defer stop()
+	err = agent.Run(ctx, agent.Options{
+		DataDir: os.Getenv("ORCA_TEST_DATA_DIR"), NodeName: nodeName, NodeIP: "127.0.0.1",
+		Config: cfg, KubeletPort: port, BindAddress: "127.0.0.1",
+		PodCIDR: "10.42.250.0/24", Bridge: "orcae2e0", PauseBinary: os.Getenv("ORCA_TEST_PAUSE"),
+		Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})),
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "agent:", err)
+		return 1
+	}
+	return 0
+}
+
+func waitNodeReady(timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		n, err := client.CoreV1().Nodes().Get(context.Background(), nodeName, metav1.GetOptions{})
+		if err == nil {
+			for _, c := range n.Status.Conditions {
+				if c.Type == v1.NodeReady && c.Status == v1.ConditionTrue {
+					return nil
+				}
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	b, _ := os.ReadFile(filepath.Join(workDir, "agent.log"))
+	return fmt.Errorf("node %s not Ready after %v; agent log:\n%s", nodeName, timeout, b)
+}
+
+// teardown removes every pod sandbox from the node's containerd, so that
+// no container outlives the tests, and stops the agent and server.
+func teardown() {
+	if rt, err := cri.Dial(filepath.Join(nodeDir, "agent", "containerd", "containerd.sock")); err == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		if sbs, err := rt.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{}); err == nil {
+			for _, sb := range sbs.Items {
+				_, _ = rt.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: sb.Id})
+				_, _ = rt.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: sb.Id})
+			}
+		}
+		cancel()
+		rt.Close()
+	}
+	stopAgent(false)
+	if inst != nil {
+		_ = inst.Stop()
+	}
+}
+
+// cleanupDir unmounts what containerd left under dir and removes it.
+func cleanupDir(dir string) {
+	b, _ := os.ReadFile("/proc/self/mountinfo")
+	var mounts []string
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.Fields(l)
+		if len(f) > 4 && strings.HasPrefix(f[4], dir) {
+			mounts = append(mounts, f[4])
+		}
+	}
+	for i := len(mounts) - 1; i >= 0; i-- {
+		_ = syscall.Unmount(mounts[i], syscall.MNT_DETACH)
+	}
+	_ = os.RemoveAll(dir)
+}
+
+func freePort() int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 20250
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func needCluster(t *testing.T) {
+	t.Helper()
+	if skipReason != "" {
+		t.Skip(skipReason)
+	}
+}
+
+// kubectlResult is what one kubectl run printed.
+type kubectlResult struct {
+	Stdout, Stderr string
+	Code           int
+}
+
+// runKubectl runs the real kubectl (this binary re-executed) with extra
+// environment variables env.
+func runKubectl(t *testing.T, env []string, stdin string, args ...string) kubectlResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], args...)
+	cmd.Env = append(append(os.Environ(), roleEnv+"=kubectl", "KUBECONFIG="+inst.Kubeconfig, "HOME="+workDir), env...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	res := kubectlResult{Stdout: out.String(), Stderr: errb.String()}
+	if ee, ok := err.(*exec.ExitError); ok {
+		res.Code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("kubectl %v: %v", args, err)
+	}
+	return res
+}
+
+func kubectlOK(t *testing.T, stdin string, args ...string) string {
+	t.Helper()
+	res := runKubectl(t, nil, stdin, args...)
+	if res.Code != 0 {
+		t.Fatalf("kubectl %s: exit %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), res.Code, res.Stdout, res.Stderr)
+	}
+	return res.Stdout
+}
+
+// kubectlCmd prepares a long-running kubectl (logs -f, port-forward).
+func kubectlCmd(ctx context.Context, env []string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, os.Args[0], args...)
+	cmd.Env = append(append(os.Environ(), roleEnv+"=kubectl", "KUBECONFIG="+inst.Kubeconfig, "HOME="+workDir), env...)
+	return cmd
+}
+
+// eventually retries f until it returns nil or the timeout passes.
+func eventually(t *testing.T, timeout time.Duration, f func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := f()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("condition not met after %v: %v", timeout, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
