@@ -85,7 +85,19 @@ func run(m *testing.M) int {
 		return code
 	}
 	defer teardown()
-	return m.Run()
+	code := m.Run()
+	if code != 0 {
+		// The agent's log tells what the kubelet did; it goes with the
+		// temporary directory otherwise.
+		if b, err := os.ReadFile(filepath.Join(workDir, "agent.log")); err == nil {
+			lines := strings.Split(string(b), "\n")
+			if len(lines) > 80 {
+				lines = lines[len(lines)-80:]
+			}
+			fmt.Fprintf(os.Stderr, "--- agent log (last lines)\n%s\n", strings.Join(lines, "\n"))
+		}
+	}
+	return code
 }
 
 func setup(dir string) int {
