@@ -8,7 +8,7 @@ BIN       ?= bin/orca
 LDFLAGS   ?= $(shell hack/ldflags.sh)
 export LDFLAGS
 
-.PHONY: all build images up down test test-unit test-integration fuzz bench bench-scheduler vet clean
+.PHONY: all build images up down test test-unit test-integration fuzz bench bench-scheduler bench-pods vet clean
 
 all: build
 
@@ -48,6 +48,9 @@ bench:
 ## bench-scheduler: scheduler benchmarks (ARGS='-run REGEXP' selects scenarios)
 bench-scheduler:
 	$(GO) run -ldflags "$(LDFLAGS)" ./bench/scheduler $(ARGS)
+## bench-pods: pod start-up on one node with its own containerd (root; ARGS='-pods N')
+bench-pods:
+	$(GO) run -ldflags "$(LDFLAGS)" ./bench/podstartup $(ARGS)
 
 vet:
 	$(GO) vet ./...
