@@ -216,10 +216,13 @@ func TestImagePullFailureBacksOff(t *testing.T) {
 	if !strings.Contains(out, "ImagePullBackOff") && !strings.Contains(out, "ErrImagePull") {
 		t.Errorf("kubectl get pod:\n%s", out)
 	}
-	evs := events(t, ns, "nopull")
-	if !hasEvent(evs, `Pulling: Pulling image "127.0.0.1:5999/absent/image:1"`) || !hasEvent(evs, `Failed: Failed to pull image "127.0.0.1:5999/absent/image:1"`) {
-		t.Errorf("events %v", evs)
-	}
+	eventually(t, 10*time.Second, func() error {
+		evs := events(t, ns, "nopull")
+		if !hasEvent(evs, `Pulling: Pulling image "127.0.0.1:5999/absent/image:1"`) || !hasEvent(evs, `Failed: Failed to pull image "127.0.0.1:5999/absent/image:1"`) {
+			return fmt.Errorf("events %v", evs)
+		}
+		return nil
+	})
 
 	never := simplePod(ns, "neverpull", "sleep 3600")
 	never.Spec.Containers[0].Image = "localhost/orca/not-imported:1"

@@ -28,12 +28,16 @@ func TestPodRunsAndBecomesReady(t *testing.T) {
 	if !strings.Contains(out, "1/1") || !strings.Contains(out, "Running") {
 		t.Errorf("kubectl get pod:\n%s", out)
 	}
-	evs := events(t, ns, "sleeper")
-	for _, want := range []string{"Pulled: Container image", "Created: Created container: main", "Started: Started container main"} {
-		if !hasEvent(evs, want) {
-			t.Errorf("missing event %q in %v", want, evs)
+	// Events are written asynchronously; they arrive shortly after.
+	eventually(t, 10*time.Second, func() error {
+		evs := events(t, ns, "sleeper")
+		for _, want := range []string{"Pulled: Container image", "Created: Created container: main", "Started: Started container main"} {
+			if !hasEvent(evs, want) {
+				return fmt.Errorf("missing event %q in %v", want, evs)
+			}
 		}
-	}
+		return nil
+	})
 }
 
 func TestCrashingContainerBacksOff(t *testing.T) {
@@ -55,9 +59,12 @@ func TestCrashingContainerBacksOff(t *testing.T) {
 	if !strings.Contains(out, "CrashLoopBackOff") {
 		t.Errorf("kubectl get pod does not show CrashLoopBackOff:\n%s", out)
 	}
-	if !hasEvent(events(t, ns, "crasher"), "BackOff: Back-off restarting failed container main") {
-		t.Errorf("no BackOff event: %v", events(t, ns, "crasher"))
-	}
+	eventually(t, 10*time.Second, func() error {
+		if evs := events(t, ns, "crasher"); !hasEvent(evs, "BackOff: Back-off restarting failed container main") {
+			return fmt.Errorf("no BackOff event: %v", evs)
+		}
+		return nil
+	})
 	// The back-off grows: the third restart comes no sooner than 20 s
 	// after the second crash.
 	finished := cs.LastTerminationState.Terminated.FinishedAt.Time
@@ -137,10 +144,13 @@ func TestLivenessProbeRestartsContainer(t *testing.T) {
 		cs := containerStatus(p, "main")
 		return cs != nil && cs.RestartCount >= 1
 	})
-	evs := events(t, ns, "live")
-	if !hasEvent(evs, "Unhealthy: Liveness probe failed") || !hasEvent(evs, "Killing: Container main failed liveness probe, will be restarted") {
-		t.Errorf("events %v", evs)
-	}
+	eventually(t, 10*time.Second, func() error {
+		evs := events(t, ns, "live")
+		if !hasEvent(evs, "Unhealthy: Liveness probe failed") || !hasEvent(evs, "Killing: Container main failed liveness probe, will be restarted") {
+			return fmt.Errorf("events %v", evs)
+		}
+		return nil
+	})
 }
 
 func TestReadinessProbeFlipsReady(t *testing.T) {
