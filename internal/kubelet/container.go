@@ -81,9 +81,7 @@ func (k *Kubelet) ensureImage(ctx context.Context, pod *v1.Pod, c *v1.Container)
 		policy = v1.PullIfNotPresent
 	}
 	if present && policy != v1.PullAlways {
-		if w, ok := k.waitingOf(pod.UID)[c.Name]; !ok || w.reason != "ContainerCreating" {
-			k.event(pod, v1.EventTypeNormal, "Pulled", fmt.Sprintf("Container image %q already present on machine", c.Image))
-		}
+		k.event(pod, v1.EventTypeNormal, "Pulled", fmt.Sprintf("Container image %q already present on machine", c.Image))
 		return st.Image.Id, nil
 	}
 	if policy == v1.PullNever {
@@ -113,7 +111,6 @@ func (k *Kubelet) ensureImage(ctx context.Context, pod *v1.Pod, c *v1.Container)
 	k.pullBackoff.Reset(key)
 	d := time.Since(start).Round(time.Millisecond)
 	k.event(pod, v1.EventTypeNormal, "Pulled", fmt.Sprintf("Successfully pulled image %q in %s (%s including waiting)", c.Image, d, d))
-	k.setWaiting(pod.UID, c.Name, "ContainerCreating", "")
 	return resp.ImageRef, nil
 }
 

@@ -223,3 +223,43 @@ func TestOOMKilled(t *testing.T) {
 		t.Errorf("want OOMKilled with exit 137, got %+v", cs.State)
 	}
 }
+
+func TestLifecycleHooks(t *testing.T) {
+	needCluster(t)
+	ns := namespace(t)
+	dir := t.TempDir()
+	p := simplePod(ns, "hooked", "exec sleep 3600")
+	hp := v1.HostPathDirectory
+	p.Spec.Volumes = []v1.Volume{{Name: "host", VolumeSource: v1.VolumeSource{HostPath: &v1.HostPathVolumeSource{Path: dir, Type: &hp}}}}
+	c := &p.Spec.Containers[0]
+	c.VolumeMounts = []v1.VolumeMount{{Name: "host", MountPath: "/host"}}
+	c.Lifecycle = &v1.Lifecycle{
+		PostStart: &v1.LifecycleHandler{Exec: &v1.ExecAction{Command: []string{"sh", "-c", "echo started > /host/poststart"}}},
+		PreStop:   &v1.LifecycleHandler{Exec: &v1.ExecAction{Command: []string{"sh", "-c", "echo stopping > /host/prestop"}}},
+	}
+	createPod(t, p)
+	waitPod(t, ns, "hooked", time.Minute, "Running", running)
+	if b, err := readFile(dir + "/poststart"); err != nil || b != "started\n" {
+		t.Errorf("postStart hook: %q %v", b, err)
+	}
+	if err := client.CoreV1().Pods(ns).Delete(context.Background(), "hooked", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, func() error {
+		if b, err := readFile(dir + "/prestop"); err != nil || b != "stopping\n" {
+			return fmt.Errorf("preStop hook: %q %v", b, err)
+		}
+		return nil
+	})
+
+	// A failing postStart hook kills the container, as upstream.
+	bad := simplePod(ns, "badhook", "exec sleep 3600")
+	bad.Spec.Containers[0].Lifecycle = &v1.Lifecycle{PostStart: &v1.LifecycleHandler{Exec: &v1.ExecAction{Command: []string{"sh", "-c", "exit 1"}}}}
+	createPod(t, bad)
+	eventually(t, 30*time.Second, func() error {
+		if evs := events(t, ns, "badhook"); !hasEvent(evs, "FailedPostStartHook: Exec lifecycle hook ([sh -c exit 1]) for Container \"main\" in Pod \"badhook_"+ns) {
+			return fmt.Errorf("events %v", evs)
+		}
+		return nil
+	})
+}
