@@ -1,0 +1,118 @@
+package controllerutil
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/kubernetes/fake"
+)
+
+func TestExpectations(t *testing.T) {
+	e := NewExpectations()
+	now := time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC)
+	e.now = func() time.Time { return now }
+	if !e.Satisfied("a") {
+		t.Fatal("unknown key must be satisfied")
+	}
+	e.ExpectCreations("a", 2)
+	e.CreationObserved("a")
+	if e.Satisfied("a") {
+		t.Fatal("satisfied with one creation outstanding")
+	}
+	e.CreationObserved("a")
+	if !e.Satisfied("a") {
+		t.Fatal("not satisfied after both creations")
+	}
+	e.ExpectDeletions("a", []string{"u1", "u2"})
+	e.DeletionObserved("a", "u1")
+	e.DeletionObserved("a", "u1") // seen twice counts once
+	e.DeletionObserved("a", "other")
+	if e.Satisfied("a") {
+		t.Fatal("satisfied with a deletion outstanding")
+	}
+	now = now.Add(ExpectationsTimeout + time.Second)
+	if !e.Satisfied("a") {
+		t.Fatal("expired expectations still hold the controller back")
+	}
+}
+
+func TestPodFromTemplateAndNamePrefix(t *testing.T) {
+	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "web-5d9f", Namespace: "ns", UID: "rs-uid"}}
+	ref := OwnerRef(rs, appsv1.SchemeGroupVersion.WithKind("ReplicaSet"))
+	tmpl := &v1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}, Annotations: map[string]string{"a": "b"}},
+		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: "i"}}}}
+	p := PodFromTemplate(tmpl, "ns", rs.Name, &ref)
+	if p.GenerateName != "web-5d9f-" || p.Namespace != "ns" || p.Labels["app"] != "web" || p.Annotations["a"] != "b" {
+		t.Fatalf("pod %+v", p.ObjectMeta)
+	}
+	if c := metav1.GetControllerOf(p); c == nil || c.UID != "rs-uid" || c.Kind != "ReplicaSet" || c.APIVersion != "apps/v1" || !*c.BlockOwnerDeletion {
+		t.Fatalf("owner ref %+v", p.OwnerReferences)
+	}
+	tmpl.Labels["app"] = "changed"
+	if p.Labels["app"] != "web" {
+		t.Fatal("pod shares the template's label map")
+	}
+	long := GenerateNamePrefix("a-very-long-name-that-goes-on-and-on-and-on-and-on-and-on-and-on")
+	if len(long) != 58 {
+		t.Fatalf("prefix %q has %d characters, want 58", long, len(long))
+	}
+}
+
+func TestClaimPodsAdoptsAndReleases(t *testing.T) {
+	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "rs", Namespace: "ns", UID: "rs-uid"}}
+	gvk := appsv1.SchemeGroupVersion.WithKind("ReplicaSet")
+	ref := OwnerRef(rs, gvk)
+	other := metav1.OwnerReference{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "x", UID: "x", Controller: &[]bool{true}[0]}
+	pods := []*v1.Pod{
+		{ObjectMeta: metav1.ObjectMeta{Name: "mine", Namespace: "ns", UID: "1", Labels: map[string]string{"app": "web"}, OwnerReferences: []metav1.OwnerReference{ref}}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "orphan", Namespace: "ns", UID: "2", Labels: map[string]string{"app": "web"}}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "strayed", Namespace: "ns", UID: "3", Labels: map[string]string{"app": "db"}, OwnerReferences: []metav1.OwnerReference{ref}}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "others", Namespace: "ns", UID: "4", Labels: map[string]string{"app": "web"}, OwnerReferences: []metav1.OwnerReference{other}}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "unrelated", Namespace: "ns", UID: "5", Labels: map[string]string{"app": "db"}}},
+	}
+	var objs []runtimeObject
+	for _, p := range pods {
+		objs = append(objs, p)
+	}
+	client := fake.NewClientset(toObjects(objs)...)
+	pc := PodControl{Client: client}
+	got, err := pc.ClaimPods(context.Background(), rs, gvk, labels.SelectorFromSet(labels.Set{"app": "web"}), pods)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, p := range got {
+		names[p.Name] = true
+	}
+	if len(got) != 2 || !names["mine"] || !names["orphan"] {
+		t.Fatalf("claimed %v", names)
+	}
+	adopted, _ := client.CoreV1().Pods("ns").Get(context.Background(), "orphan", metav1.GetOptions{})
+	if c := metav1.GetControllerOf(adopted); c == nil || c.UID != "rs-uid" {
+		t.Errorf("orphan not adopted: %+v", adopted.OwnerReferences)
+	}
+	released, _ := client.CoreV1().Pods("ns").Get(context.Background(), "strayed", metav1.GetOptions{})
+	if len(released.OwnerReferences) != 0 {
+		t.Errorf("strayed pod not released: %+v", released.OwnerReferences)
+	}
+}
+
+func TestIsPodAvailable(t *testing.T) {
+	now := time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC)
+	p := &v1.Pod{Status: v1.PodStatus{Conditions: []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionTrue, LastTransitionTime: metav1.NewTime(now.Add(-5 * time.Second))}}}}
+	if !IsPodAvailable(p, 0, now) || !IsPodAvailable(p, 4, now) || IsPodAvailable(p, 10, now) {
+		t.Error("availability against minReadySeconds is wrong")
+	}
+	if !IsPodActive(p) {
+		t.Error("running pod not active")
+	}
+	p.Status.Phase = v1.PodSucceeded
+	if IsPodActive(p) {
+		t.Error("succeeded pod counted active")
+	}
+}
