@@ -78,6 +78,14 @@ func condTrue(p *v1.Pod, t v1.PodConditionType) bool {
 	return false
 }
 
+// probed is when the pod was Ready with its probe passed.
+func (t *podTimes) probed() time.Time {
+	if t.dropped {
+		return t.readyAgain
+	}
+	return t.ready
+}
+
 // runRound creates n pods named prefix-NN at once and waits until every
 // one is Ready; the moments of each come from an informer on the
 // namespace, containerd and the agent's log.
@@ -89,8 +97,7 @@ func runRound(ctx context.Context, c *cluster, prefix string, n int, timeout tim
 		times[names[i]] = &podTimes{}
 	}
 	var mu sync.Mutex
-	readyCount := 0
-	allReady := make(chan struct{})
+	lastChange := time.Now()
 	seen := func(obj any) {
 		now := time.Now()
 		p, ok := obj.(*v1.Pod)
@@ -112,14 +119,11 @@ func runRound(ctx context.Context, c *cluster, prefix string, n int, timeout tim
 		ready := condTrue(p, v1.PodReady)
 		switch {
 		case t.ready.IsZero() && ready:
-			t.ready = now
-			if readyCount++; readyCount == n {
-				close(allReady)
-			}
+			t.ready, lastChange = now, now
 		case !t.ready.IsZero() && !ready:
-			t.dropped, t.readyAgain = true, time.Time{}
+			t.dropped, t.readyAgain, lastChange = true, time.Time{}, now
 		case t.dropped && ready && t.readyAgain.IsZero():
-			t.readyAgain = now
+			t.readyAgain, lastChange = now, now
 		}
 	}
 	// An informer rather than a bare watch: it resumes by itself if the
@@ -157,17 +161,34 @@ func runRound(ctx context.Context, c *cluster, prefix string, n int, timeout tim
 	if err := <-errs; err != nil {
 		return nil, err
 	}
-	select {
-	case <-allReady:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-time.After(timeout):
+	// Done when every pod is Ready and has stayed so for three probe
+	// periods: a pod may be reported Ready before its first probe and
+	// drop back until the probe passes.
+	settled := func() (int, bool) {
 		mu.Lock()
 		defer mu.Unlock()
-		return nil, fmt.Errorf("%d of %d pods Ready after %v: %w", readyCount, n, timeout, errTimeout)
+		ready := 0
+		for _, t := range times {
+			if !t.ready.IsZero() && (!t.dropped || !t.readyAgain.IsZero()) {
+				ready++
+			}
+		}
+		return ready, ready == n && time.Since(lastChange) >= 3*time.Second
 	}
-	// Two probe periods more, to see pods whose Ready drops back.
-	time.Sleep(2 * time.Second)
+	deadline := time.After(timeout)
+	for {
+		ready, ok := settled()
+		if ok {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-deadline:
+			return nil, fmt.Errorf("%d of %d pods Ready after %v: %w", ready, n, timeout, errTimeout)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 	icancel()
 	mu.Lock()
 	defer mu.Unlock()
