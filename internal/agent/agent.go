@@ -202,13 +202,15 @@ func Run(ctx context.Context, o Options) error {
 		},
 	}
 
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	k := kubelet.New(kubelet.Config{
 		NodeName: o.NodeName, Client: client, Runtime: rt,
 		Volumes: newVolumes(d.Pods, client, allocatable, log),
 		PodDir:  d.Pods, LogDir: d.Logs, HostIPs: []string{nodeIP},
 		ClusterDNS: o.ClusterDNS, ClusterDomain: o.ClusterDomain, ResolvConf: "/etc/resolv.conf",
 		AllowPrivileged: o.AllowPrivileged, NodeMemory: host.MemoryBytes, Allocatable: allocatable,
-		Log: log, Recorder: recorder,
+		Log: log, Recorder: recorder, Metrics: reg,
 	})
 
 	cert, ca := o.ServingCert, o.ClientCA
@@ -218,8 +220,6 @@ func Run(ctx context.Context, o Options) error {
 			return fmt.Errorf("agent: %w", err)
 		}
 	}
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("ok")) })

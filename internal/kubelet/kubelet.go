@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -78,6 +79,9 @@ type Config struct {
 	Allocatable v1.ResourceList
 	Log         *slog.Logger
 	Recorder    record.EventRecorder
+	// Metrics is where the kubelet registers its metrics; nil keeps them
+	// unexported.
+	Metrics prometheus.Registerer
 }
 
 // Kubelet runs one node's pods.
@@ -98,6 +102,7 @@ type Kubelet struct {
 	backoff     *flowcontrol.Backoff
 	pullBackoff *flowcontrol.Backoff
 	probes      *prober.Manager
+	metrics     *metrics
 
 	// waiting remembers, per pod and container, why it is not running
 	// (image pull errors, back-off) for the status.
@@ -154,6 +159,7 @@ func New(cfg Config) *Kubelet {
 			}
 		},
 	})
+	k.metrics = newMetrics(k, cfg.Metrics)
 	k.probes = prober.NewManager(prober.Config{
 		Exec:     execRunner{rt: cfg.Runtime},
 		OnChange: func(uid types.UID) { k.kick(uid) },
@@ -304,7 +310,9 @@ func (k *Kubelet) runWorker(uid types.UID, w *worker) {
 		case <-timer.C:
 		}
 		pod := k.pod(uid)
+		start := time.Now()
 		again, finished := k.syncPod(ctx, uid, pod)
+		k.metrics.syncDuration.WithLabelValues("sync").Observe(time.Since(start).Seconds())
 		if finished {
 			k.mu.Lock()
 			// A kick that raced with the finish restarts the loop rather
@@ -312,7 +320,10 @@ func (k *Kubelet) runWorker(uid types.UID, w *worker) {
 			select {
 			case <-w.kick:
 				k.mu.Unlock()
-				k.kickLater(uid, w)
+				select {
+				case w.kick <- struct{}{}:
+				default:
+				}
 				continue
 			default:
 			}
@@ -331,13 +342,6 @@ func (k *Kubelet) runWorker(uid types.UID, w *worker) {
 			again = time.Hour
 		}
 		timer.Reset(again)
-	}
-}
-
-func (k *Kubelet) kickLater(_ types.UID, w *worker) {
-	select {
-	case w.kick <- struct{}{}:
-	default:
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/orca-project/orca/internal/kubelet/podstatus"
 	"github.com/orca-project/orca/internal/kubelet/server"
 )
 
@@ -98,4 +97,3 @@ func (s Streaming) PortForward(ctx context.Context, req *runtimeapi.PortForwardR
 	return s.K.rt.PortForward(ctx, req)
 }
 
-var _ = podstatus.Running

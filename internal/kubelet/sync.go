@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -464,4 +463,3 @@ func (k *Kubelet) event(pod *v1.Pod, typ, reason, msg string) {
 	}
 }
 
-var _ = strconv.Itoa
