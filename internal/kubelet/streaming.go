@@ -96,4 +96,3 @@ func (s Streaming) Attach(ctx context.Context, req *runtimeapi.AttachRequest) (*
 func (s Streaming) PortForward(ctx context.Context, req *runtimeapi.PortForwardRequest) (*runtimeapi.PortForwardResponse, error) {
 	return s.K.rt.PortForward(ctx, req)
 }
-

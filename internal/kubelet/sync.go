@@ -462,4 +462,3 @@ func (k *Kubelet) event(pod *v1.Pod, typ, reason, msg string) {
 		k.rec.Event(pod, typ, reason, msg)
 	}
 }
-
