@@ -33,6 +33,25 @@ func mkNamespace(t *testing.T, name string) {
 	}
 }
 
+// rootCAName is the ConfigMap the root CA publisher keeps in every
+// namespace, as upstream's does. Tests that count ConfigMaps or their
+// events either wait for it and allow for it, or select it away.
+const rootCAName = "kube-root-ca.crt"
+
+// notRootCA is a field selector for every ConfigMap but rootCAName.
+const notRootCA = "metadata.name!=" + rootCAName
+
+// waitRootCA waits until rootCAName exists in ns, so that a test which then
+// counts the namespace's ConfigMaps, or events after a resourceVersion,
+// knows it is there and does not see it arrive half-way.
+func waitRootCA(t *testing.T, c kubernetes.Interface, ns string) {
+	t.Helper()
+	eventually(t, 30*time.Second, func() error {
+		_, err := c.CoreV1().ConfigMaps(ns).Get(context.Background(), rootCAName, metav1.GetOptions{})
+		return err
+	})
+}
+
 func protobufClient(t *testing.T) kubernetes.Interface {
 	cfg := rest.CopyConfig(restCfg)
 	cfg.ContentType = "application/vnd.kubernetes.protobuf"
@@ -209,6 +228,8 @@ func TestDynamicClientAndPatchTypes(t *testing.T) {
 func TestListPaginationAndSelectors(t *testing.T) {
 	ctx := context.Background()
 	mkNamespace(t, "page")
+	// The namespace's kube-root-ca.crt is part of every list below.
+	waitRootCA(t, client, "page")
 	for i := 0; i < 25; i++ {
 		_, err := client.CoreV1().ConfigMaps("page").Create(ctx, &corev1.ConfigMap{
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%02d", i), Labels: map[string]string{"parity": []string{"even", "odd"}[i%2]}},
@@ -229,7 +250,7 @@ func TestListPaginationAndSelectors(t *testing.T) {
 		pages++
 		if firstRV == "" {
 			firstRV = l.ResourceVersion
-			if l.RemainingItemCount == nil || *l.RemainingItemCount != 15 {
+			if l.RemainingItemCount == nil || *l.RemainingItemCount != 16 {
 				t.Errorf("remainingItemCount on first page: %v", l.RemainingItemCount)
 			}
 		} else if l.ResourceVersion != firstRV {
@@ -245,7 +266,7 @@ func TestListPaginationAndSelectors(t *testing.T) {
 		// Writes between pages do not show up in a paginated list.
 		_, _ = client.CoreV1().ConfigMaps("page").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("late-%d", pages)}}, metav1.CreateOptions{})
 	}
-	if pages != 3 || len(names) != 25 || names[0] != "cm-00" || names[24] != "cm-24" {
+	if pages != 3 || len(names) != 26 || names[0] != "cm-00" || names[24] != "cm-24" || names[25] != rootCAName {
 		t.Errorf("pagination: %d pages, %d names (%v)", pages, len(names), names)
 	}
 	odd, err := client.CoreV1().ConfigMaps("page").List(ctx, metav1.ListOptions{LabelSelector: "parity=odd", Limit: 5})
@@ -253,9 +274,9 @@ func TestListPaginationAndSelectors(t *testing.T) {
 		t.Errorf("label selector with limit: %v %d", err, len(odd.Items))
 	}
 	notEven, err := client.CoreV1().ConfigMaps("page").List(ctx, metav1.ListOptions{LabelSelector: "parity notin (even)"})
-	// "notin" also matches objects without the label: the 12 odd ones and
-	// the two written between pages.
-	if err != nil || len(notEven.Items) != 14 {
+	// "notin" also matches objects without the label: the 12 odd ones,
+	// the two written between pages and kube-root-ca.crt.
+	if err != nil || len(notEven.Items) != 15 {
 		t.Errorf("set-based selector: %v %d", err, len(notEven.Items))
 	}
 	byName, err := client.CoreV1().ConfigMaps("").List(ctx, metav1.ListOptions{FieldSelector: "metadata.namespace=page,metadata.name=cm-07"})
@@ -355,7 +376,10 @@ func TestInformerSeesEveryChange(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	mkNamespace(t, "inf")
-	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace("inf"))
+	// kube-root-ca.crt arrives whenever the publisher gets to it; the
+	// informer watches the test's own ConfigMaps only.
+	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace("inf"),
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.FieldSelector = notRootCA }))
 	inf := factory.Core().V1().ConfigMaps().Informer()
 	var adds, updates, deletes atomic.Int64
 	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -395,6 +419,9 @@ func TestInformerSeesEveryChange(t *testing.T) {
 func TestWatchSemantics(t *testing.T) {
 	ctx := context.Background()
 	mkNamespace(t, "wsem")
+	// kube-root-ca.crt must come before a, or it is the first event after
+	// a's version.
+	waitRootCA(t, client, "wsem")
 	cms := client.CoreV1().ConfigMaps("wsem")
 	a, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a", Labels: map[string]string{"k": "v"}}}, metav1.CreateOptions{})
 	if err != nil {
@@ -435,7 +462,7 @@ func TestWatchSemantics(t *testing.T) {
 		}
 	})
 	t.Run("initial events end with a bookmark", func(t *testing.T) {
-		w, err := cms.Watch(ctx, metav1.ListOptions{SendInitialEvents: ptr.To(true), AllowWatchBookmarks: true, ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan})
+		w, err := cms.Watch(ctx, metav1.ListOptions{FieldSelector: notRootCA, SendInitialEvents: ptr.To(true), AllowWatchBookmarks: true, ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan})
 		if err != nil {
 			t.Fatal(err)
 		}
