@@ -263,3 +263,28 @@ func TestLifecycleHooks(t *testing.T) {
 		return nil
 	})
 }
+
+func TestSecurityContext(t *testing.T) {
+	needCluster(t)
+	ns := namespace(t)
+	p := simplePod(ns, "secure", "id -u; id -g; touch /x 2>/dev/null && echo writable || echo read-only; exec sleep 3600")
+	uid, gid, yes := int64(65534), int64(65534), true
+	p.Spec.Containers[0].SecurityContext = &v1.SecurityContext{RunAsUser: &uid, RunAsGroup: &gid, ReadOnlyRootFilesystem: &yes}
+	createPod(t, p)
+	waitPod(t, ns, "secure", time.Minute, "Running", running)
+	eventually(t, 10*time.Second, func() error {
+		if out := kubectlOK(t, "", "logs", "secure", "-n", ns); out != "65534\n65534\nread-only\n" {
+			return fmt.Errorf("logs %q", out)
+		}
+		return nil
+	})
+
+	priv := simplePod(ns, "privileged", "sleep 3600")
+	priv.Spec.Containers[0].SecurityContext = &v1.SecurityContext{Privileged: &yes}
+	created := createPod(t, priv)
+	waitPod(t, ns, "privileged", 30*time.Second, "refused", func(p *v1.Pod) bool {
+		cs := containerStatus(p, "main")
+		return cs != nil && cs.State.Waiting != nil && cs.State.Waiting.Reason == "CreateContainerConfigError" &&
+			cs.State.Waiting.Message == fmt.Sprintf("pod with UID %q specified privileged container, but is disallowed", created.UID)
+	})
+}
