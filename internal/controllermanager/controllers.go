@@ -1,6 +1,7 @@
 package controllermanager
 
 import (
+	"github.com/orca-project/orca/internal/controller/daemonset"
 	"github.com/orca-project/orca/internal/controller/garbagecollector"
 	"github.com/orca-project/orca/internal/controller/namespace"
 	"github.com/orca-project/orca/internal/controller/resourcequota"
@@ -11,6 +12,7 @@ import (
 // controller-manager` run, with upstream's default worker counts.
 func DefaultControllers() []Descriptor {
 	return []Descriptor{
+		{Name: "daemonset", Workers: 2, New: func(c *Context) (Controller, error) { return daemonset.New(c.Client, c.Informers, c.QueueMetrics, c.Log) }},
 		{Name: "garbagecollector", Workers: 20, New: func(c *Context) (Controller, error) {
 			return garbagecollector.New(c.Metadata, c.Dynamic, c.Discovery, c.QueueMetrics, c.Log), nil
 		}},
