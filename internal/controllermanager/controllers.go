@@ -12,7 +12,9 @@ import (
 // controller-manager` run, with upstream's default worker counts.
 func DefaultControllers() []Descriptor {
 	return []Descriptor{
-		{Name: "daemonset", Workers: 2, New: func(c *Context) (Controller, error) { return daemonset.New(c.Client, c.Informers, c.QueueMetrics, c.Log) }},
+		{Name: "daemonset", Workers: 2, New: func(c *Context) (Controller, error) {
+			return daemonset.New(c.Client, c.Informers, c.QueueMetrics, c.Log)
+		}},
 		{Name: "garbagecollector", Workers: 20, New: func(c *Context) (Controller, error) {
 			return garbagecollector.New(c.Metadata, c.Dynamic, c.Discovery, c.QueueMetrics, c.Log), nil
 		}},
