@@ -6,6 +6,7 @@ import (
 	"github.com/orca-project/orca/internal/controller/namespace"
 	"github.com/orca-project/orca/internal/controller/resourcequota"
 	"github.com/orca-project/orca/internal/controller/serviceaccount"
+	"github.com/orca-project/orca/internal/controller/statefulset"
 )
 
 // DefaultControllers are the controllers `orca server` and `orca
@@ -23,6 +24,9 @@ func DefaultControllers() []Descriptor {
 		}},
 		{Name: "resourcequota", Workers: 5, New: func(c *Context) (Controller, error) {
 			return resourcequota.New(c.Client, c.Informers), nil
+		}},
+		{Name: "statefulset", Workers: 5, New: func(c *Context) (Controller, error) {
+			return statefulset.New(c.Client, c.Informers, c.QueueMetrics, c.Log)
 		}},
 		{Name: "serviceaccount", Workers: 1, New: func(c *Context) (Controller, error) {
 			return serviceaccount.New(c.Client, c.Informers, c.QueueMetrics, c.Log)
