@@ -2,6 +2,7 @@ package controllermanager
 
 import (
 	"github.com/orca-project/orca/internal/controller/daemonset"
+	"github.com/orca-project/orca/internal/controller/deployment"
 	"github.com/orca-project/orca/internal/controller/garbagecollector"
 	"github.com/orca-project/orca/internal/controller/namespace"
 	"github.com/orca-project/orca/internal/controller/resourcequota"
@@ -15,6 +16,9 @@ func DefaultControllers() []Descriptor {
 	return []Descriptor{
 		{Name: "daemonset", Workers: 2, New: func(c *Context) (Controller, error) {
 			return daemonset.New(c.Client, c.Informers, c.QueueMetrics, c.Log)
+		}},
+		{Name: "deployment", Workers: 5, New: func(c *Context) (Controller, error) {
+			return deployment.New(c.Client, c.Informers, c.QueueMetrics, c.Log)
 		}},
 		{Name: "garbagecollector", Workers: 20, New: func(c *Context) (Controller, error) {
 			return garbagecollector.New(c.Metadata, c.Dynamic, c.Discovery, c.QueueMetrics, c.Log), nil
