@@ -5,6 +5,7 @@ import (
 	"github.com/orca-project/orca/internal/controller/deployment"
 	"github.com/orca-project/orca/internal/controller/garbagecollector"
 	"github.com/orca-project/orca/internal/controller/namespace"
+	"github.com/orca-project/orca/internal/controller/replicaset"
 	"github.com/orca-project/orca/internal/controller/resourcequota"
 	"github.com/orca-project/orca/internal/controller/serviceaccount"
 	"github.com/orca-project/orca/internal/controller/statefulset"
@@ -26,6 +27,8 @@ func DefaultControllers() []Descriptor {
 		{Name: "namespace", Workers: 10, New: func(c *Context) (Controller, error) {
 			return namespace.New(c.Client, c.Metadata, c.Discovery, c.Informers, c.QueueMetrics, c.Log)
 		}},
+		{Name: "replicaset", Workers: 5, New: func(c *Context) (Controller, error) { return replicaset.NewReplicaSet(c.Client, c.Informers, c.QueueMetrics, c.Log) }},
+		{Name: "replicationcontroller", Workers: 5, New: func(c *Context) (Controller, error) { return replicaset.NewReplicationController(c.Client, c.Informers, c.QueueMetrics, c.Log) }},
 		{Name: "resourcequota", Workers: 5, New: func(c *Context) (Controller, error) {
 			return resourcequota.New(c.Client, c.Informers), nil
 		}},
