@@ -27,8 +27,12 @@ func DefaultControllers() []Descriptor {
 		{Name: "namespace", Workers: 10, New: func(c *Context) (Controller, error) {
 			return namespace.New(c.Client, c.Metadata, c.Discovery, c.Informers, c.QueueMetrics, c.Log)
 		}},
-		{Name: "replicaset", Workers: 5, New: func(c *Context) (Controller, error) { return replicaset.NewReplicaSet(c.Client, c.Informers, c.QueueMetrics, c.Log) }},
-		{Name: "replicationcontroller", Workers: 5, New: func(c *Context) (Controller, error) { return replicaset.NewReplicationController(c.Client, c.Informers, c.QueueMetrics, c.Log) }},
+		{Name: "replicaset", Workers: 5, New: func(c *Context) (Controller, error) {
+			return replicaset.NewReplicaSet(c.Client, c.Informers, c.QueueMetrics, c.Log)
+		}},
+		{Name: "replicationcontroller", Workers: 5, New: func(c *Context) (Controller, error) {
+			return replicaset.NewReplicationController(c.Client, c.Informers, c.QueueMetrics, c.Log)
+		}},
 		{Name: "resourcequota", Workers: 5, New: func(c *Context) (Controller, error) {
 			return resourcequota.New(c.Client, c.Informers), nil
 		}},
