@@ -4,6 +4,7 @@ import (
 	"github.com/orca-project/orca/internal/controller/daemonset"
 	"github.com/orca-project/orca/internal/controller/deployment"
 	"github.com/orca-project/orca/internal/controller/garbagecollector"
+	"github.com/orca-project/orca/internal/controller/job"
 	"github.com/orca-project/orca/internal/controller/namespace"
 	"github.com/orca-project/orca/internal/controller/replicaset"
 	"github.com/orca-project/orca/internal/controller/resourcequota"
@@ -24,6 +25,7 @@ func DefaultControllers() []Descriptor {
 		{Name: "garbagecollector", Workers: 20, New: func(c *Context) (Controller, error) {
 			return garbagecollector.New(c.Metadata, c.Dynamic, c.Discovery, c.QueueMetrics, c.Log), nil
 		}},
+		{Name: "job", Workers: 5, New: func(c *Context) (Controller, error) { return job.New(c.Client, c.Informers, c.QueueMetrics, c.Log) }},
 		{Name: "namespace", Workers: 10, New: func(c *Context) (Controller, error) {
 			return namespace.New(c.Client, c.Metadata, c.Discovery, c.Informers, c.QueueMetrics, c.Log)
 		}},

@@ -1,0 +1,258 @@
+// Package job runs Jobs to completion, as upstream's job controller: it
+// keeps up to parallelism pods running until completions succeed (or, with
+// no completions, until one succeeds and the rest end), in NonIndexed or
+// Indexed mode; replaces failed pods with exponential back-off until the
+// back-off limit; applies the pod failure policy, the active deadline and
+// suspension; and counts every finished pod exactly once through the
+// job-tracking finalizer and status.uncountedTerminatedPods.
+package job
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	batchlisters "k8s.io/client-go/listers/batch/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
+
+	"github.com/orca-project/orca/internal/controller/controllerutil"
+)
+
+var controllerKind = batchv1.SchemeGroupVersion.WithKind("Job")
+
+// orphanPrefix marks queue keys of pods whose Job is gone but whose
+// tracking finalizer is still on; nobody else would ever remove it.
+const orphanPrefix = "orphan-pod/"
+
+// managedBy is the spec.managedBy value (or its absence) this controller
+// honours; Jobs managed elsewhere are left alone, as upstream.
+const managedBy = "kubernetes.io/job-controller"
+
+// Controller reconciles Jobs. Keys are namespace/name.
+type Controller struct {
+	client    kubernetes.Interface
+	jobLister batchlisters.JobLister
+	podLister corelisters.PodLister
+	synced    []cache.InformerSynced
+	queue     workqueue.TypedRateLimitingInterface[string]
+
+	expectations *controllerutil.Expectations
+	podControl   controllerutil.PodControl
+	events       record.EventBroadcaster
+	recorder     record.EventRecorder
+	clock        clock.PassiveClock
+	log          *slog.Logger
+}
+
+// New builds the controller over the shared informers.
+func New(client kubernetes.Interface, factory informers.SharedInformerFactory, metrics workqueue.MetricsProvider, log *slog.Logger) (*Controller, error) {
+	jobInf := factory.Batch().V1().Jobs()
+	podInf := factory.Core().V1().Pods()
+	events := record.NewBroadcaster()
+	recorder := events.NewRecorder(scheme.Scheme, v1.EventSource{Component: "job-controller"})
+	c := &Controller{
+		client:    client,
+		jobLister: jobInf.Lister(),
+		podLister: podInf.Lister(),
+		synced:    []cache.InformerSynced{jobInf.Informer().HasSynced, podInf.Informer().HasSynced},
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "job", MetricsProvider: metrics}),
+		expectations: controllerutil.NewExpectations(),
+		podControl:   controllerutil.PodControl{Client: client, Recorder: recorder},
+		events:       events,
+		recorder:     recorder,
+		clock:        clock.RealClock{},
+		log:          log.With("controller", "job"),
+	}
+	if _, err := jobInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.enqueue,
+		UpdateFunc: func(_, cur any) { c.enqueue(cur) },
+		DeleteFunc: c.jobDeleted,
+	}); err != nil {
+		return nil, fmt.Errorf("job: job handler: %w", err)
+	}
+	if _, err := podInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.podAdded,
+		UpdateFunc: func(_, cur any) { c.podUpdated(cur) },
+		DeleteFunc: c.podDeleted,
+	}); err != nil {
+		return nil, fmt.Errorf("job: pod handler: %w", err)
+	}
+	return c, nil
+}
+
+// Name names the controller.
+func (c *Controller) Name() string { return "job" }
+
+// Run processes Jobs until ctx ends.
+func (c *Controller) Run(ctx context.Context, workers int) error {
+	defer utilruntime.HandleCrash()
+	defer c.queue.ShutDown()
+	c.events.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.client.CoreV1().Events("")})
+	defer c.events.Shutdown()
+	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
+		return fmt.Errorf("job: caches did not sync")
+	}
+	for range workers {
+		go wait.UntilWithContext(ctx, c.worker, time.Second)
+	}
+	<-ctx.Done()
+	return nil
+}
+
+func (c *Controller) worker(ctx context.Context) {
+	for c.next(ctx) {
+	}
+}
+
+func (c *Controller) next(ctx context.Context) bool {
+	key, quit := c.queue.Get()
+	if quit {
+		return false
+	}
+	defer c.queue.Done(key)
+	var err error
+	if strings.HasPrefix(key, orphanPrefix) {
+		err = c.syncOrphanPod(ctx, strings.TrimPrefix(key, orphanPrefix))
+	} else {
+		err = c.sync(ctx, key)
+	}
+	if err != nil {
+		c.log.Warn("sync failed; retrying", "key", key, "err", err)
+		c.queue.AddRateLimited(key)
+		return true
+	}
+	c.queue.Forget(key)
+	return true
+}
+
+func (c *Controller) enqueue(obj any) {
+	if key, err := cache.MetaNamespaceKeyFunc(obj); err == nil {
+		c.queue.Add(key)
+	}
+}
+
+func (c *Controller) jobDeleted(obj any) {
+	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = t.Obj
+	}
+	j, ok := obj.(*batchv1.Job)
+	if !ok {
+		return
+	}
+	key, _ := cache.MetaNamespaceKeyFunc(j)
+	c.expectations.Delete(key)
+	// Its pods may still carry the tracking finalizer.
+	pods, err := c.podLister.Pods(j.Namespace).List(labelsEverything)
+	if err != nil {
+		return
+	}
+	for _, p := range pods {
+		if ref := metav1.GetControllerOf(p); ref != nil && ref.UID == j.UID && hasTrackingFinalizer(p) {
+			c.queue.Add(orphanPrefix + p.Namespace + "/" + p.Name)
+		}
+	}
+}
+
+// resolve returns the Job a controller reference names, if it is still
+// the same object.
+func (c *Controller) resolve(namespace string, ref *metav1.OwnerReference) *batchv1.Job {
+	if ref == nil || ref.Kind != controllerKind.Kind || ref.APIVersion != controllerKind.GroupVersion().String() {
+		return nil
+	}
+	j, err := c.jobLister.Jobs(namespace).Get(ref.Name)
+	if err != nil || j.UID != ref.UID {
+		return nil
+	}
+	return j
+}
+
+// routePod wakes the pod's Job, or queues the pod itself when its Job is
+// gone and only the finalizer is left to remove.
+func (c *Controller) routePod(p *v1.Pod) (string, bool) {
+	ref := metav1.GetControllerOf(p)
+	if ref == nil || ref.Kind != controllerKind.Kind {
+		return "", false
+	}
+	if j := c.resolve(p.Namespace, ref); j != nil {
+		key, _ := cache.MetaNamespaceKeyFunc(j)
+		c.queue.Add(key)
+		return key, true
+	}
+	if hasTrackingFinalizer(p) {
+		c.queue.Add(orphanPrefix + p.Namespace + "/" + p.Name)
+	}
+	return "", false
+}
+
+func (c *Controller) podAdded(obj any) {
+	p, ok := obj.(*v1.Pod)
+	if !ok {
+		return
+	}
+	if key, ok := c.routePod(p); ok {
+		if p.DeletionTimestamp != nil {
+			c.expectations.DeletionObserved(key, string(p.UID))
+		} else {
+			c.expectations.CreationObserved(key)
+		}
+	}
+}
+
+func (c *Controller) podUpdated(obj any) {
+	p, ok := obj.(*v1.Pod)
+	if !ok {
+		return
+	}
+	if key, ok := c.routePod(p); ok && p.DeletionTimestamp != nil {
+		c.expectations.DeletionObserved(key, string(p.UID))
+	}
+}
+
+func (c *Controller) podDeleted(obj any) {
+	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = t.Obj
+	}
+	p, ok := obj.(*v1.Pod)
+	if !ok {
+		return
+	}
+	if key, ok := c.routePod(p); ok {
+		c.expectations.DeletionObserved(key, string(p.UID))
+	}
+}
+
+// syncOrphanPod removes the tracking finalizer from a pod whose Job no
+// longer exists.
+func (c *Controller) syncOrphanPod(ctx context.Context, key string) error {
+	ns, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return nil
+	}
+	p, err := c.podLister.Pods(ns).Get(name)
+	if err != nil || !hasTrackingFinalizer(p) {
+		return nil
+	}
+	if ref := metav1.GetControllerOf(p); ref != nil {
+		if j := c.resolve(ns, ref); j != nil {
+			c.enqueue(j)
+			return nil
+		}
+	}
+	return c.removeFinalizer(ctx, p)
+}
