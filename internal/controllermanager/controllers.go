@@ -3,6 +3,8 @@ package controllermanager
 import (
 	"github.com/orca-project/orca/internal/controller/daemonset"
 	"github.com/orca-project/orca/internal/controller/deployment"
+	"github.com/orca-project/orca/internal/controller/endpoints"
+	"github.com/orca-project/orca/internal/controller/endpointslice"
 	"github.com/orca-project/orca/internal/controller/garbagecollector"
 	"github.com/orca-project/orca/internal/controller/job"
 	"github.com/orca-project/orca/internal/controller/namespace"
@@ -21,6 +23,12 @@ func DefaultControllers() []Descriptor {
 		}},
 		{Name: "deployment", Workers: 5, New: func(c *Context) (Controller, error) {
 			return deployment.New(c.Client, c.Informers, c.QueueMetrics, c.Log)
+		}},
+		{Name: "endpoint", Workers: 5, New: func(c *Context) (Controller, error) {
+			return endpoints.New(c.Client, c.Informers, c.QueueMetrics, c.Log)
+		}},
+		{Name: "endpointslice", Workers: 5, New: func(c *Context) (Controller, error) {
+			return endpointslice.New(c.Client, c.Informers, c.QueueMetrics, c.Log)
 		}},
 		{Name: "garbagecollector", Workers: 20, New: func(c *Context) (Controller, error) {
 			return garbagecollector.New(c.Metadata, c.Dynamic, c.Discovery, c.QueueMetrics, c.Log), nil

@@ -1,0 +1,240 @@
+package endpoints
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+)
+
+// Name is the controller's name in the manager and its queue.
+const Name = "endpoint"
+
+// Controller keeps Endpoints. Keys are the services' namespace/name.
+type Controller struct {
+	client    kubernetes.Interface
+	services  corelisters.ServiceLister
+	pods      corelisters.PodLister
+	endpoints corelisters.EndpointsLister
+	synced    []cache.InformerSynced
+	queue     workqueue.TypedRateLimitingInterface[string]
+	events    record.EventBroadcaster
+	recorder  record.EventRecorder
+	triggers  *TriggerTimeTracker
+	log       *slog.Logger
+}
+
+// New builds the controller over the shared informers.
+func New(client kubernetes.Interface, factory informers.SharedInformerFactory, metrics workqueue.MetricsProvider, log *slog.Logger) (*Controller, error) {
+	svcInf := factory.Core().V1().Services()
+	podInf := factory.Core().V1().Pods()
+	epInf := factory.Core().V1().Endpoints()
+	events := record.NewBroadcaster()
+	c := &Controller{
+		client:    client,
+		services:  svcInf.Lister(),
+		pods:      podInf.Lister(),
+		endpoints: epInf.Lister(),
+		synced:    []cache.InformerSynced{svcInf.Informer().HasSynced, podInf.Informer().HasSynced, epInf.Informer().HasSynced},
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: Name, MetricsProvider: metrics}),
+		events:   events,
+		recorder: events.NewRecorder(scheme.Scheme, v1.EventSource{Component: "endpoint-controller"}),
+		triggers: NewTriggerTimeTracker(),
+		log:      log.With("controller", Name),
+	}
+	if _, err := svcInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.enqueue,
+		UpdateFunc: func(_, obj any) { c.enqueue(obj) },
+		DeleteFunc: c.enqueue,
+	}); err != nil {
+		return nil, fmt.Errorf("endpoints: service handler: %w", err)
+	}
+	if _, err := podInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.podChanged,
+		UpdateFunc: c.podUpdated,
+		DeleteFunc: c.podChanged,
+	}); err != nil {
+		return nil, fmt.Errorf("endpoints: pod handler: %w", err)
+	}
+	// A deleted Endpoints object of a live service is recreated.
+	if _, err := epInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		DeleteFunc: c.enqueue,
+	}); err != nil {
+		return nil, fmt.Errorf("endpoints: endpoints handler: %w", err)
+	}
+	return c, nil
+}
+
+// Name names the controller.
+func (c *Controller) Name() string { return Name }
+
+func (c *Controller) enqueue(obj any) {
+	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
+	if err == nil {
+		c.queue.Add(key)
+	}
+}
+
+func (c *Controller) podChanged(obj any) {
+	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = t.Obj
+	}
+	if pod, ok := obj.(*v1.Pod); ok {
+		for _, key := range ServicesSelecting(c.services, pod) {
+			c.queue.Add(key)
+		}
+	}
+}
+
+func (c *Controller) podUpdated(oldObj, newObj any) {
+	oldPod, newPod := oldObj.(*v1.Pod), newObj.(*v1.Pod)
+	if oldPod.ResourceVersion == newPod.ResourceVersion {
+		return
+	}
+	c.podChanged(newPod)
+	if !labels.Equals(oldPod.Labels, newPod.Labels) {
+		c.podChanged(oldPod)
+	}
+}
+
+// ServicesSelecting lists the keys of the services whose selector matches
+// pod.
+func ServicesSelecting(lister corelisters.ServiceLister, pod *v1.Pod) []string {
+	svcs, err := lister.Services(pod.Namespace).List(labels.Everything())
+	if err != nil {
+		return nil
+	}
+	var keys []string
+	for _, s := range svcs {
+		if s.Spec.Selector == nil {
+			continue
+		}
+		if labels.SelectorFromValidatedSet(s.Spec.Selector).Matches(labels.Set(pod.Labels)) {
+			keys = append(keys, s.Namespace+"/"+s.Name)
+		}
+	}
+	return keys
+}
+
+// Run processes services until ctx ends.
+func (c *Controller) Run(ctx context.Context, workers int) error {
+	defer utilruntime.HandleCrash()
+	defer c.queue.ShutDown()
+	c.events.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.client.CoreV1().Events("")})
+	defer c.events.Shutdown()
+	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
+		return fmt.Errorf("endpoints: caches did not sync")
+	}
+	c.checkLeftovers()
+	for range workers {
+		go wait.UntilWithContext(ctx, c.worker, time.Second)
+	}
+	<-ctx.Done()
+	return nil
+}
+
+// checkLeftovers queues every Endpoints object once, so that those whose
+// service was deleted while no controller ran are removed too.
+func (c *Controller) checkLeftovers() {
+	eps, err := c.endpoints.List(labels.Everything())
+	if err != nil {
+		return
+	}
+	for _, ep := range eps {
+		c.queue.Add(ep.Namespace + "/" + ep.Name)
+	}
+}
+
+func (c *Controller) worker(ctx context.Context) {
+	for c.next(ctx) {
+	}
+}
+
+func (c *Controller) next(ctx context.Context) bool {
+	key, quit := c.queue.Get()
+	if quit {
+		return false
+	}
+	defer c.queue.Done(key)
+	if err := c.sync(ctx, key); err != nil {
+		c.log.Warn("sync failed; retrying", "service", key, "err", err)
+		c.queue.AddRateLimited(key)
+		return true
+	}
+	c.queue.Forget(key)
+	return true
+}
+
+func (c *Controller) sync(ctx context.Context, key string) error {
+	ns, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return nil
+	}
+	svc, err := c.services.Services(ns).Get(name)
+	if apierrors.IsNotFound(err) {
+		err := c.client.CoreV1().Endpoints(ns).Delete(ctx, name, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("delete endpoints %s: %w", key, err)
+		}
+		c.triggers.Forget(ns, name)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	// Services without a selector have user-managed Endpoints, and
+	// ExternalName services have none.
+	if svc.Spec.Type == v1.ServiceTypeExternalName || svc.Spec.Selector == nil {
+		return nil
+	}
+	pods, err := c.pods.Pods(ns).List(labels.SelectorFromValidatedSet(svc.Spec.Selector))
+	if err != nil {
+		return err
+	}
+	trigger := c.triggers.Compute(svc, pods)
+	subsets, ready, notReady := Subsets(svc, pods)
+	current, err := c.endpoints.Endpoints(ns).Get(name)
+	if apierrors.IsNotFound(err) {
+		current = nil
+	} else if err != nil {
+		return err
+	}
+	next := Desired(svc, subsets, current, trigger)
+	if next == nil {
+		return nil
+	}
+	c.log.Debug("updating endpoints", "service", key, "ready", ready, "notReady", notReady)
+	if current == nil {
+		_, err = c.client.CoreV1().Endpoints(ns).Create(ctx, next, metav1.CreateOptions{})
+	} else {
+		_, err = c.client.CoreV1().Endpoints(ns).Update(ctx, next, metav1.UpdateOptions{})
+	}
+	if err == nil {
+		return nil
+	}
+	if current == nil && apierrors.IsForbidden(err) && apierrors.HasStatusCause(err, v1.NamespaceTerminatingCause) {
+		return nil
+	}
+	if current == nil {
+		c.recorder.Eventf(next, v1.EventTypeWarning, "FailedToCreateEndpoint", "Failed to create endpoint for service %v/%v: %v", ns, name, err)
+	} else {
+		c.recorder.Eventf(next, v1.EventTypeWarning, "FailedToUpdateEndpoint", "Failed to update endpoint %v/%v: %v", ns, name, err)
+	}
+	return fmt.Errorf("write endpoints %s: %w", key, err)
+}
