@@ -297,7 +297,10 @@ func (c *Controller) createPod(ctx context.Context, set, updateSet *appsv1.State
 	}
 	created, err := c.podControl.Create(ctx, pod, set)
 	if apierrors.IsAlreadyExists(err) {
-		return nil
+		// Either the cache lags (the round is retried once it catches
+		// up) or a pod the set does not own holds the name; upstream
+		// records no event for either.
+		return fmt.Errorf("create pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
 	if err == nil {
 		err = c.setClaimOwners(ctx, updateSet, created)
