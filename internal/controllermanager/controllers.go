@@ -11,6 +11,7 @@ import (
 	"github.com/orca-project/orca/internal/controller/replicaset"
 	"github.com/orca-project/orca/internal/controller/resourcequota"
 	"github.com/orca-project/orca/internal/controller/serviceaccount"
+	"github.com/orca-project/orca/internal/controller/ttlafterfinished"
 	"github.com/orca-project/orca/internal/controller/statefulset"
 )
 
@@ -51,6 +52,9 @@ func DefaultControllers() []Descriptor {
 		}},
 		{Name: "serviceaccount", Workers: 1, New: func(c *Context) (Controller, error) {
 			return serviceaccount.New(c.Client, c.Informers, c.QueueMetrics, c.Log)
+		}},
+		{Name: "ttl-after-finished", Workers: 5, New: func(c *Context) (Controller, error) {
+			return ttlafterfinished.New(c.Client, c.Informers, c.QueueMetrics, c.Log)
 		}},
 	}
 }

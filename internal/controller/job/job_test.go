@@ -71,10 +71,10 @@ func TestRemainingBackoff(t *testing.T) {
 		want time.Duration
 	}{
 		{"no failures", []*v1.Pod{finishedPod(v1.PodSucceeded, now)}, 0},
-		{"one fresh failure", []*v1.Pod{finishedPod(v1.PodFailed, now.Add(-3 * time.Second))}, 7 * time.Second},
-		{"two failures double", []*v1.Pod{finishedPod(v1.PodFailed, now.Add(-time.Minute)), finishedPod(v1.PodFailed, now.Add(-5 * time.Second))}, 15 * time.Second},
+		{"one fresh failure", []*v1.Pod{finishedPod(v1.PodFailed, now.Add(-3*time.Second))}, 7 * time.Second},
+		{"two failures double", []*v1.Pod{finishedPod(v1.PodFailed, now.Add(-time.Minute)), finishedPod(v1.PodFailed, now.Add(-5*time.Second))}, 15 * time.Second},
 		{"elapsed", []*v1.Pod{finishedPod(v1.PodFailed, now.Add(-time.Minute))}, 0},
-		{"success resets", []*v1.Pod{finishedPod(v1.PodFailed, now.Add(-time.Minute)), finishedPod(v1.PodSucceeded, now.Add(-30 * time.Second)), finishedPod(v1.PodFailed, now.Add(-2 * time.Second))}, 8 * time.Second},
+		{"success resets", []*v1.Pod{finishedPod(v1.PodFailed, now.Add(-time.Minute)), finishedPod(v1.PodSucceeded, now.Add(-30*time.Second)), finishedPod(v1.PodFailed, now.Add(-2*time.Second))}, 8 * time.Second},
 	} {
 		if got := remainingBackoff(tc.pods, now); got != tc.want {
 			t.Errorf("%s: remainingBackoff = %v, want %v", tc.name, got, tc.want)
