@@ -11,8 +11,8 @@ import (
 	"github.com/orca-project/orca/internal/controller/replicaset"
 	"github.com/orca-project/orca/internal/controller/resourcequota"
 	"github.com/orca-project/orca/internal/controller/serviceaccount"
-	"github.com/orca-project/orca/internal/controller/ttlafterfinished"
 	"github.com/orca-project/orca/internal/controller/statefulset"
+	"github.com/orca-project/orca/internal/controller/ttlafterfinished"
 )
 
 // DefaultControllers are the controllers `orca server` and `orca
