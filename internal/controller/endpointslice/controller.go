@@ -277,7 +277,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	for _, t := range AddressTypes(svc) {
 		desired[t] = DesiredEndpoints(svc, pods, t, c.zone)
 	}
-	plan := Reconcile(svc, existing, desired, c.MaxEndpointsPerSlice)
+	plan := Reconcile(ServiceOwner(svc), existing, desired, c.MaxEndpointsPerSlice)
 	if plan.Empty() {
 		return nil
 	}

@@ -17,24 +17,43 @@ type Plan struct {
 	Create, Update, Delete []*discoveryv1.EndpointSlice
 }
 
+// Owner is what a set of slices belongs to: a Service (this controller) or
+// an Endpoints object (mirroring).
+type Owner struct {
+	Namespace, Name string
+	// Labels are exactly the labels every slice carries.
+	Labels map[string]string
+	// Annotations, when not nil, are exactly the annotations every slice
+	// carries; when nil, annotations are left to the caller.
+	Annotations map[string]string
+	Ref         metav1.OwnerReference
+	// Placeholder keeps one empty slice when there are no endpoints.
+	Placeholder bool
+}
+
+// ServiceOwner is the owner of a service's slices.
+func ServiceOwner(svc *v1.Service) Owner {
+	return Owner{Namespace: svc.Namespace, Name: svc.Name, Labels: Labels(svc),
+		Ref: *metav1.NewControllerRef(svc, serviceGVK), Placeholder: true}
+}
+
 // Empty reports whether the plan writes nothing.
 func (p Plan) Empty() bool { return len(p.Create)+len(p.Update)+len(p.Delete) == 0 }
 
-// Reconcile plans the writes that turn existing (the slices the
-// controller manages for svc) into desired (per address type, as
+// Reconcile plans the writes that turn existing (the slices managed for
+// the owner) into desired (per address type, as
 // DesiredEndpoints groups them), as upstream's reconciler does, to keep
 // churn low: endpoints stay in the slice they are in, updated in place;
 // slices that lose every endpoint are deleted; new endpoints first fill
 // slices being written anyway, then the one unchanged slice they fit in
 // best, and only then new slices of at most maxPerSlice. A deletion paired
-// with a creation becomes an update. A service without endpoints keeps one
-// empty placeholder slice.
-func Reconcile(svc *v1.Service, existing []*discoveryv1.EndpointSlice, desired map[discoveryv1.AddressType]map[string]*Group, maxPerSlice int) Plan {
+// with a creation becomes an update. An owner without endpoints keeps one
+// empty placeholder slice if it asks for one.
+func Reconcile(o Owner, existing []*discoveryv1.EndpointSlice, desired map[discoveryv1.AddressType]map[string]*Group, maxPerSlice int) Plan {
 	var plan Plan
-	labels := Labels(svc)
 	byType := map[discoveryv1.AddressType][]*discoveryv1.EndpointSlice{}
 	for _, s := range sortedByName(existing) {
-		if _, ok := desired[s.AddressType]; ok && ownedBy(s, svc) {
+		if _, ok := desired[s.AddressType]; ok && ownedBy(s, o) {
 			byType[s.AddressType] = append(byType[s.AddressType], s)
 		} else {
 			plan.Delete = append(plan.Delete, s)
@@ -57,7 +76,7 @@ func Reconcile(svc *v1.Service, existing []*discoveryv1.EndpointSlice, desired m
 		}
 		slices.Sort(keys)
 		for _, k := range keys {
-			p := reconcilePorts(svc, labels, t, byPorts[k], desired[t][k], maxPerSlice)
+			p := reconcilePorts(o, t, byPorts[k], desired[t][k], maxPerSlice)
 			plan.Create = append(plan.Create, p.Create...)
 			plan.Update = append(plan.Update, p.Update...)
 			plan.Delete = append(plan.Delete, p.Delete...)
@@ -74,34 +93,37 @@ func Reconcile(svc *v1.Service, existing []*discoveryv1.EndpointSlice, desired m
 		}
 	}
 
-	if len(existing) == len(plan.Delete) && len(plan.Create) == 0 {
+	if o.Placeholder && len(existing) == len(plan.Delete) && len(plan.Create) == 0 {
 		t := discoveryv1.AddressTypeIPv4
 		if len(types) > 0 {
 			t = types[0]
 		}
 		kept := false
 		for i, s := range plan.Delete {
-			if isPlaceholder(s, svc, labels, t) {
+			if isPlaceholder(s, o, t) {
 				plan.Delete = slices.Delete(plan.Delete, i, i+1)
 				kept = true
 				break
 			}
 		}
 		if !kept {
-			plan.Create = append(plan.Create, newSlice(svc, labels, t, []discoveryv1.EndpointPort{}))
+			plan.Create = append(plan.Create, newSlice(o, t, []discoveryv1.EndpointPort{}))
 		}
 	}
 
 	// Reuse slices about to be deleted for slices about to be created.
 	for i := 0; i < len(plan.Delete) && len(plan.Create) > 0; {
 		d := plan.Delete[i]
-		if d.AddressType != plan.Create[0].AddressType || !ownedBy(d, svc) {
+		if d.AddressType != plan.Create[0].AddressType || !ownedBy(d, o) {
 			i++
 			continue
 		}
 		c := plan.Create[0]
 		reused := d.DeepCopy()
 		reused.Labels, reused.OwnerReferences = c.Labels, c.OwnerReferences
+		if o.Annotations != nil {
+			reused.Annotations = c.Annotations
+		}
 		reused.Ports, reused.Endpoints = c.Ports, c.Endpoints
 		plan.Update = append(plan.Update, reused)
 		plan.Create = plan.Create[1:]
@@ -110,7 +132,7 @@ func Reconcile(svc *v1.Service, existing []*discoveryv1.EndpointSlice, desired m
 	return plan
 }
 
-func reconcilePorts(svc *v1.Service, labels map[string]string, t discoveryv1.AddressType, existing []*discoveryv1.EndpointSlice, g *Group, maxPerSlice int) Plan {
+func reconcilePorts(o Owner, t discoveryv1.AddressType, existing []*discoveryv1.EndpointSlice, g *Group, maxPerSlice int) Plan {
 	var plan Plan
 	want := make(map[string]discoveryv1.Endpoint, len(g.Endpoints))
 	for k, ep := range g.Endpoints {
@@ -134,14 +156,18 @@ func reconcilePorts(svc *v1.Service, labels map[string]string, t discoveryv1.Add
 			kept = append(kept, d)
 			delete(want, k)
 		}
-		metaChanged := !equality.Semantic.DeepEqual(s.Labels, labels)
+		metaChanged := !equality.Semantic.DeepEqual(s.Labels, o.Labels) ||
+			(o.Annotations != nil && !equality.Semantic.DeepEqual(s.Annotations, o.Annotations))
 		switch {
 		case changed && len(kept) == 0:
 			plan.Delete = append(plan.Delete, s)
 		case changed || metaChanged:
 			u := s.DeepCopy()
 			u.Endpoints = kept
-			u.Labels = copyLabels(labels)
+			u.Labels = copyLabels(o.Labels)
+			if o.Annotations != nil {
+				u.Annotations = copyLabels(o.Annotations)
+			}
 			plan.Update = append(plan.Update, u)
 		default:
 			unchanged = append(unchanged, s)
@@ -179,7 +205,7 @@ func reconcilePorts(svc *v1.Service, labels map[string]string, t discoveryv1.Add
 			}
 		}
 		if s == nil {
-			s = newSlice(svc, labels, t, g.Ports)
+			s = newSlice(o, t, g.Ports)
 		}
 		take(s)
 		if s.Name != "" {
@@ -209,18 +235,22 @@ func sliceToFill(candidates []*discoveryv1.EndpointSlice, n, maxPerSlice int) in
 
 var serviceGVK = schema.GroupVersionKind{Version: "v1", Kind: "Service"}
 
-func newSlice(svc *v1.Service, labels map[string]string, t discoveryv1.AddressType, ports []discoveryv1.EndpointPort) *discoveryv1.EndpointSlice {
-	return &discoveryv1.EndpointSlice{
+func newSlice(o Owner, t discoveryv1.AddressType, ports []discoveryv1.EndpointPort) *discoveryv1.EndpointSlice {
+	s := &discoveryv1.EndpointSlice{
 		ObjectMeta: metav1.ObjectMeta{
-			GenerateName:    slicePrefix(svc.Name),
-			Namespace:       svc.Namespace,
-			Labels:          copyLabels(labels),
-			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(svc, serviceGVK)},
+			GenerateName:    slicePrefix(o.Name),
+			Namespace:       o.Namespace,
+			Labels:          copyLabels(o.Labels),
+			OwnerReferences: []metav1.OwnerReference{o.Ref},
 		},
 		AddressType: t,
 		Ports:       ports,
 		Endpoints:   []discoveryv1.Endpoint{},
 	}
+	if o.Annotations != nil {
+		s.Annotations = copyLabels(o.Annotations)
+	}
+	return s
 }
 
 // slicePrefix is NAME-, or endpointslice- when NAME- would make names too
@@ -232,14 +262,14 @@ func slicePrefix(name string) string {
 	return name + "-"
 }
 
-func isPlaceholder(s *discoveryv1.EndpointSlice, svc *v1.Service, labels map[string]string, t discoveryv1.AddressType) bool {
-	return len(s.Endpoints) == 0 && len(s.Ports) == 0 && s.AddressType == t && ownedBy(s, svc) &&
-		equality.Semantic.DeepEqual(s.Labels, labels)
+func isPlaceholder(s *discoveryv1.EndpointSlice, o Owner, t discoveryv1.AddressType) bool {
+	return len(s.Endpoints) == 0 && len(s.Ports) == 0 && s.AddressType == t && ownedBy(s, o) &&
+		equality.Semantic.DeepEqual(s.Labels, o.Labels)
 }
 
-func ownedBy(s *discoveryv1.EndpointSlice, svc *v1.Service) bool {
-	for _, o := range s.OwnerReferences {
-		if o.UID == svc.UID && o.Kind == "Service" && o.APIVersion == "v1" {
+func ownedBy(s *discoveryv1.EndpointSlice, o Owner) bool {
+	for _, r := range s.OwnerReferences {
+		if r.UID == o.Ref.UID && r.Kind == o.Ref.Kind && r.APIVersion == o.Ref.APIVersion {
 			return true
 		}
 	}

@@ -95,7 +95,7 @@ func count(slices []*discoveryv1.EndpointSlice) int {
 
 func TestReconcileSplitsAt100(t *testing.T) {
 	svc := service()
-	plan := Reconcile(svc, nil, desiredFor(svc, pods(250)), MaxEndpointsPerSlice)
+	plan := Reconcile(ServiceOwner(svc), nil, desiredFor(svc, pods(250)), MaxEndpointsPerSlice)
 	if len(plan.Create) != 3 || len(plan.Update) != 0 || len(plan.Delete) != 0 {
 		t.Fatalf("plan: %d create, %d update, %d delete; want 3 creations", len(plan.Create), len(plan.Update), len(plan.Delete))
 	}
@@ -114,14 +114,14 @@ func TestReconcileSplitsAt100(t *testing.T) {
 	if count(stored) != 250 {
 		t.Errorf("%d endpoints stored, want 250", count(stored))
 	}
-	if again := Reconcile(svc, stored, desiredFor(svc, pods(250)), MaxEndpointsPerSlice); !again.Empty() {
+	if again := Reconcile(ServiceOwner(svc), stored, desiredFor(svc, pods(250)), MaxEndpointsPerSlice); !again.Empty() {
 		t.Errorf("second pass not empty: %+v", again)
 	}
 }
 
 func TestReconcileChurn(t *testing.T) {
 	svc := service()
-	stored := apply(t, nil, Reconcile(svc, nil, desiredFor(svc, pods(250)), MaxEndpointsPerSlice))
+	stored := apply(t, nil, Reconcile(ServiceOwner(svc), nil, desiredFor(svc, pods(250)), MaxEndpointsPerSlice))
 
 	tests := []struct {
 		name                   string
@@ -169,7 +169,7 @@ func TestReconcileChurn(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ps := tt.pods()
-			plan := Reconcile(svc, stored, desiredFor(svc, ps), MaxEndpointsPerSlice)
+			plan := Reconcile(ServiceOwner(svc), stored, desiredFor(svc, ps), MaxEndpointsPerSlice)
 			if len(plan.Create) != tt.create || len(plan.Update) != tt.update || len(plan.Delete) != tt.delete {
 				t.Fatalf("plan: %d create, %d update, %d delete; want %d, %d, %d",
 					len(plan.Create), len(plan.Update), len(plan.Delete), tt.create, tt.update, tt.delete)
@@ -178,7 +178,7 @@ func TestReconcileChurn(t *testing.T) {
 			if count(after) != tt.endpoints {
 				t.Errorf("%d endpoints, want %d", count(after), tt.endpoints)
 			}
-			if again := Reconcile(svc, after, desiredFor(svc, ps), MaxEndpointsPerSlice); !again.Empty() {
+			if again := Reconcile(ServiceOwner(svc), after, desiredFor(svc, ps), MaxEndpointsPerSlice); !again.Empty() {
 				t.Errorf("not converged: %d create, %d update, %d delete", len(again.Create), len(again.Update), len(again.Delete))
 			}
 		})
@@ -197,16 +197,16 @@ func smallest(slices []*discoveryv1.EndpointSlice) *discoveryv1.EndpointSlice {
 
 func TestReconcilePlaceholder(t *testing.T) {
 	svc := service()
-	plan := Reconcile(svc, nil, desiredFor(svc, nil), MaxEndpointsPerSlice)
+	plan := Reconcile(ServiceOwner(svc), nil, desiredFor(svc, nil), MaxEndpointsPerSlice)
 	if len(plan.Create) != 1 || len(plan.Create[0].Endpoints) != 0 || len(plan.Create[0].Ports) != 0 {
 		t.Fatalf("want one empty placeholder, got %+v", plan)
 	}
 	stored := apply(t, nil, plan)
-	if again := Reconcile(svc, stored, desiredFor(svc, nil), MaxEndpointsPerSlice); !again.Empty() {
+	if again := Reconcile(ServiceOwner(svc), stored, desiredFor(svc, nil), MaxEndpointsPerSlice); !again.Empty() {
 		t.Errorf("placeholder rewritten: %+v", again)
 	}
 	// The first pod turns the placeholder into its slice.
-	plan = Reconcile(svc, stored, desiredFor(svc, pods(1)), MaxEndpointsPerSlice)
+	plan = Reconcile(ServiceOwner(svc), stored, desiredFor(svc, pods(1)), MaxEndpointsPerSlice)
 	if len(plan.Update) != 1 || len(plan.Create)+len(plan.Delete) != 0 || len(plan.Update[0].Endpoints) != 1 {
 		t.Errorf("first pod: %+v", plan)
 	}
@@ -214,12 +214,12 @@ func TestReconcilePlaceholder(t *testing.T) {
 
 func TestReconcileDeletesForeignSlices(t *testing.T) {
 	svc := service()
-	stored := apply(t, nil, Reconcile(svc, nil, desiredFor(svc, pods(3)), MaxEndpointsPerSlice))
+	stored := apply(t, nil, Reconcile(ServiceOwner(svc), nil, desiredFor(svc, pods(3)), MaxEndpointsPerSlice))
 	// The service was recreated under the same name: a new UID.
 	svc2 := service()
 	svc2.UID = "svc-uid-2"
 	// Its slices are left to the garbage collector, never rewritten.
-	plan := Reconcile(svc2, stored, desiredFor(svc2, pods(3)), MaxEndpointsPerSlice)
+	plan := Reconcile(ServiceOwner(svc2), stored, desiredFor(svc2, pods(3)), MaxEndpointsPerSlice)
 	if len(plan.Create) != 1 || plan.Create[0].OwnerReferences[0].UID != "svc-uid-2" || len(plan.Delete) != 1 || len(plan.Update) != 0 {
 		t.Errorf("plan: %d create, %d update, %d delete; want the old slice deleted and a new one created", len(plan.Create), len(plan.Update), len(plan.Delete))
 	}
