@@ -1,6 +1,7 @@
 package controllermanager
 
 import (
+	"github.com/orca-project/orca/internal/controller/cronjob"
 	"github.com/orca-project/orca/internal/controller/daemonset"
 	"github.com/orca-project/orca/internal/controller/deployment"
 	"github.com/orca-project/orca/internal/controller/endpoints"
@@ -19,6 +20,7 @@ import (
 // controller-manager` run, with upstream's default worker counts.
 func DefaultControllers() []Descriptor {
 	return []Descriptor{
+		{Name: "cronjob", Workers: 5, New: func(c *Context) (Controller, error) { return cronjob.New(c.Client, c.Informers, c.QueueMetrics, c.Log) }},
 		{Name: "daemonset", Workers: 2, New: func(c *Context) (Controller, error) {
 			return daemonset.New(c.Client, c.Informers, c.QueueMetrics, c.Log)
 		}},
