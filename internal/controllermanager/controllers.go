@@ -6,6 +6,7 @@ import (
 	"github.com/orca-project/orca/internal/controller/deployment"
 	"github.com/orca-project/orca/internal/controller/endpoints"
 	"github.com/orca-project/orca/internal/controller/endpointslice"
+	"github.com/orca-project/orca/internal/controller/endpointslicemirroring"
 	"github.com/orca-project/orca/internal/controller/garbagecollector"
 	"github.com/orca-project/orca/internal/controller/job"
 	"github.com/orca-project/orca/internal/controller/namespace"
@@ -32,6 +33,9 @@ func DefaultControllers() []Descriptor {
 		}},
 		{Name: "endpointslice", Workers: 5, New: func(c *Context) (Controller, error) {
 			return endpointslice.New(c.Client, c.Informers, c.QueueMetrics, c.Log)
+		}},
+		{Name: "endpointslicemirroring", Workers: 5, New: func(c *Context) (Controller, error) {
+			return endpointslicemirroring.New(c.Client, c.Informers, c.QueueMetrics, c.Log)
 		}},
 		{Name: "garbagecollector", Workers: 20, New: func(c *Context) (Controller, error) {
 			return garbagecollector.New(c.Metadata, c.Dynamic, c.Discovery, c.QueueMetrics, c.Log), nil

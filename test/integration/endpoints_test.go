@@ -403,4 +403,45 @@ func TestEndpointsSelectorlessServiceLeftAlone(t *testing.T) {
 	if slices, _ := serviceSlices(ns, "web"); len(slices) != 0 {
 		t.Errorf("the endpointslice controller made %d slices for a service without selector", len(slices))
 	}
+
+	// The user's Endpoints are mirrored into a slice of their own.
+	mirrored := func() ([]discoveryv1.EndpointSlice, error) {
+		l, err := client.DiscoveryV1().EndpointSlices(ns).List(context.Background(), metav1.ListOptions{
+			LabelSelector: discoveryv1.LabelServiceName + "=web," + discoveryv1.LabelManagedBy + "=endpointslicemirroring-controller.k8s.io"})
+		if err != nil {
+			return nil, err
+		}
+		return l.Items, nil
+	}
+	eventually(t, 10*time.Second, func() error {
+		slices, err := mirrored()
+		if err != nil {
+			return err
+		}
+		if len(slices) != 1 || len(slices[0].Endpoints) != 1 || slices[0].Endpoints[0].Addresses[0] != "192.0.2.10" ||
+			*slices[0].Ports[0].Port != 9999 || slices[0].Labels["owner"] != "user" ||
+			len(slices[0].OwnerReferences) != 1 || slices[0].OwnerReferences[0].Kind != "Endpoints" {
+			return fmt.Errorf("mirrored slices: %+v", slices)
+		}
+		return nil
+	})
+	// Opting out removes the mirror.
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur, err := client.CoreV1().Endpoints(ns).Get(context.Background(), "web", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		cur.Labels[discoveryv1.LabelSkipMirror] = "true"
+		_, err = client.CoreV1().Endpoints(ns).Update(context.Background(), cur, metav1.UpdateOptions{})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, func() error {
+		slices, err := mirrored()
+		if err != nil || len(slices) != 0 {
+			return fmt.Errorf("%d mirrored slices left (%v)", len(slices), err)
+		}
+		return nil
+	})
 }

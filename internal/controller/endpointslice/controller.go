@@ -2,19 +2,14 @@ package endpointslice
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
-	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
@@ -27,7 +22,6 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 
-	"github.com/orca-project/orca/internal/controller/controllerutil"
 	"github.com/orca-project/orca/internal/controller/endpoints"
 )
 
@@ -46,14 +40,7 @@ type Controller struct {
 	events   record.EventBroadcaster
 	recorder record.EventRecorder
 	triggers *endpoints.TriggerTimeTracker
-	// expect holds back a sync while slices it created have not
-	// reached the informer, which would otherwise make it create them again.
-	expect *controllerutil.Expectations
-	// written remembers the resource version of each slice this controller
-	// updated, so that a sync over an older cached copy waits for the
-	// informer instead of computing a diff from stale data.
-	mu      sync.Mutex
-	written map[types.UID]uint64
+	writer   *Writer
 	// MaxEndpointsPerSlice caps endpoints per slice.
 	MaxEndpointsPerSlice int
 	log                  *slog.Logger
@@ -79,8 +66,7 @@ func New(client kubernetes.Interface, factory informers.SharedInformerFactory, m
 		events:               events,
 		recorder:             events.NewRecorder(scheme.Scheme, v1.EventSource{Component: "endpoint-slice-controller"}),
 		triggers:             endpoints.NewTriggerTimeTracker(),
-		expect:               controllerutil.NewExpectations(),
-		written:              map[types.UID]uint64{},
+		writer:               NewWriter(client),
 		MaxEndpointsPerSlice: MaxEndpointsPerSlice,
 		log:                  log.With("controller", Name),
 	}
@@ -182,7 +168,7 @@ func serviceKeyOf(obj any) (string, *discoveryv1.EndpointSlice, bool) {
 
 func (c *Controller) sliceAdded(obj any) {
 	if key, _, ok := serviceKeyOf(obj); ok {
-		c.expect.CreationObserved(key)
+		c.writer.SliceAdded(key)
 		c.queue.Add(key)
 	}
 }
@@ -195,9 +181,7 @@ func (c *Controller) sliceChanged(obj any) {
 
 func (c *Controller) sliceDeleted(obj any) {
 	if key, s, ok := serviceKeyOf(obj); ok {
-		c.mu.Lock()
-		delete(c.written, s.UID)
-		c.mu.Unlock()
+		c.writer.SliceDeleted(s.UID)
 		c.queue.Add(key)
 	}
 }
@@ -247,7 +231,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if apierrors.IsNotFound(err) {
 		// The garbage collector deletes the slices the service owned.
 		c.triggers.Forget(ns, name)
-		c.expect.Delete(key)
+		c.writer.Forget(key)
 		return nil
 	}
 	if err != nil {
@@ -256,16 +240,15 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if svc.Spec.Type == v1.ServiceTypeExternalName || svc.Spec.Selector == nil {
 		return nil
 	}
-	if !c.expect.Satisfied(key) {
-		return nil
-	}
 	existing, err := c.slices.EndpointSlices(ns).List(labels.SelectorFromSet(labels.Set{
 		discoveryv1.LabelServiceName: name, discoveryv1.LabelManagedBy: ControllerName,
 	}))
 	if err != nil {
 		return err
 	}
-	if c.stale(existing) {
+	if !c.writer.UpToDate(key, existing) {
+		// The informer's events for our own writes will queue the
+		// service again.
 		return nil
 	}
 	pods, err := c.pods.Pods(ns).List(labels.SelectorFromValidatedSet(svc.Spec.Selector))
@@ -299,38 +282,8 @@ func (c *Controller) zone(node string) string {
 	return n.Labels[v1.LabelTopologyZone]
 }
 
-// stale reports whether the cache holds a slice older than one this
-// controller wrote.
-func (c *Controller) stale(existing []*discoveryv1.EndpointSlice) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, s := range existing {
-		want, ok := c.written[s.UID]
-		if !ok {
-			continue
-		}
-		have, err := strconv.ParseUint(s.ResourceVersion, 10, 64)
-		if err != nil || have >= want {
-			delete(c.written, s.UID)
-			continue
-		}
-		return true
-	}
-	return false
-}
-
-func (c *Controller) remember(s *discoveryv1.EndpointSlice) {
-	if rv, err := strconv.ParseUint(s.ResourceVersion, 10, 64); err == nil {
-		c.mu.Lock()
-		c.written[s.UID] = rv
-		c.mu.Unlock()
-	}
-}
-
-// apply writes the plan: creations first, so that clients never see a
-// service with fewer endpoints than it has, then updates, then deletions.
 func (c *Controller) apply(ctx context.Context, key string, plan Plan, trigger time.Time) error {
-	stamp := func(s *discoveryv1.EndpointSlice) {
+	return c.writer.Apply(ctx, key, plan, func(s *discoveryv1.EndpointSlice) {
 		if s.Annotations == nil {
 			s.Annotations = map[string]string{}
 		}
@@ -339,41 +292,5 @@ func (c *Controller) apply(ctx context.Context, key string, plan Plan, trigger t
 		} else {
 			delete(s.Annotations, v1.EndpointsLastChangeTriggerTime)
 		}
-	}
-	var errs []error
-	client := func(ns string) interface {
-		Create(context.Context, *discoveryv1.EndpointSlice, metav1.CreateOptions) (*discoveryv1.EndpointSlice, error)
-		Update(context.Context, *discoveryv1.EndpointSlice, metav1.UpdateOptions) (*discoveryv1.EndpointSlice, error)
-		Delete(context.Context, string, metav1.DeleteOptions) error
-	} {
-		return c.client.DiscoveryV1().EndpointSlices(ns)
-	}
-	if len(plan.Create) > 0 {
-		c.expect.ExpectCreations(key, len(plan.Create))
-	}
-	for _, s := range plan.Create {
-		stamp(s)
-		if _, err := client(s.Namespace).Create(ctx, s, metav1.CreateOptions{}); err != nil {
-			c.expect.CreationObserved(key)
-			errs = append(errs, fmt.Errorf("create endpointslice for %s: %w", key, err))
-		}
-	}
-	for _, s := range plan.Update {
-		stamp(s)
-		got, err := client(s.Namespace).Update(ctx, s, metav1.UpdateOptions{})
-		if err != nil {
-			errs = append(errs, fmt.Errorf("update endpointslice %s/%s: %w", s.Namespace, s.Name, err))
-			continue
-		}
-		c.remember(got)
-	}
-	// Deletions need no expectations: acting again on a slice the cache
-	// still shows deletes it again (not found) or fails to update it.
-	for _, s := range plan.Delete {
-		err := client(s.Namespace).Delete(ctx, s.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &s.UID}})
-		if err != nil && !apierrors.IsNotFound(err) {
-			errs = append(errs, fmt.Errorf("delete endpointslice %s/%s: %w", s.Namespace, s.Name, err))
-		}
-	}
-	return errors.Join(errs...)
+	})
 }
