@@ -478,3 +478,37 @@ func TestStatefulSetOnDelete(t *testing.T) {
 		t.Fatalf("web-0 runs %s", img)
 	}
 }
+
+func TestStatefulSetRecreatesFailedPod(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t, client, "sts-failed")
+	var mu sync.Mutex
+	failed := false
+	// The first web-0 fails; every later pod runs.
+	fakeKubelet(t, ns, func(p *v1.Pod) v1.PodPhase {
+		mu.Lock()
+		defer mu.Unlock()
+		if p.Name == "web-0" && !failed {
+			failed = true
+			return v1.PodFailed
+		}
+		return v1.PodRunning
+	})
+	log := watchPods(t, ns)
+	if _, err := client.AppsV1().StatefulSets(ns).Create(ctx, stsOf("web", 2), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitSet(t, ns, "web", 30*time.Second, settled)
+	log.before(t, "deleted web-0", "ready web-0")
+	log.before(t, "ready web-0", "added web-1")
+	eventually(t, 10*time.Second, func() error {
+		evs, err := client.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=web,reason=RecreatingFailedPod"})
+		if err != nil {
+			return err
+		}
+		if len(evs.Items) == 0 || evs.Items[0].Message != "StatefulSet "+ns+"/web is recreating failed Pod web-0" {
+			return fmt.Errorf("no RecreatingFailedPod event: %v", evs.Items)
+		}
+		return nil
+	})
+}
