@@ -160,6 +160,7 @@ func TestDeploymentCreateStatusAndRestart(t *testing.T) {
 	if !strings.Contains(out, `deployment "web" successfully rolled out`) {
 		t.Errorf("rollout status printed %q", out)
 	}
+	mustKubectl(t, "", "-n", ns, "wait", "--for=condition=Available", "deployment/web", "--timeout=30s")
 	d := deployWaitComplete(t, ns, "web")
 
 	hash := deployment.ComputeHash(&d.Spec.Template, nil)
@@ -526,5 +527,41 @@ func TestDeploymentProgressDeadlineExceeded(t *testing.T) {
 	res := runKubectl(t, "", "-n", ns, "rollout", "status", "deployment/web", "--timeout=20s")
 	if res.Code == 0 || !strings.Contains(res.Stderr, "exceeded its progress deadline") {
 		t.Errorf("rollout status of a stuck deployment: exit %d\nstdout: %s\nstderr: %s", res.Code, res.Stdout, res.Stderr)
+	}
+}
+
+// A ReplicaSet of another template already holding the name NAME-HASH is a
+// hash collision: collisionCount goes up and the new ReplicaSet takes the
+// name of the hash with the count, as upstream.
+func TestDeploymentHashCollision(t *testing.T) {
+	ns := newNamespace(t, client, "deploy")
+	fakeKubelet(t, ns, nil)
+	// Paused, the Deployment creates no ReplicaSet yet, and its defaulted
+	// template can be hashed first.
+	mustKubectl(t, deployYAML("web", 1, "img:1", rollingSurge2Unavail1, "paused: true"), "-n", ns, "apply", "-f", "-")
+	d := getDeploy(t, ns, "web")
+	hash := deployment.ComputeHash(&d.Spec.Template, nil)
+	squatter := &appsv1.ReplicaSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "web-" + hash, Labels: map[string]string{"app": "other"}},
+		Spec: appsv1.ReplicaSetSpec{
+			Replicas: new(int32),
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "other"}},
+			Template: v1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "other"}},
+				Spec:       v1.PodSpec{Containers: []v1.Container{{Name: "main", Image: "img:other"}}},
+			},
+		},
+	}
+	if _, err := client.AppsV1().ReplicaSets(ns).Create(context.Background(), squatter, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	mustKubectl(t, "", "-n", ns, "rollout", "resume", "deployment/web")
+	d = deployWaitComplete(t, ns, "web")
+	if d.Status.CollisionCount == nil || *d.Status.CollisionCount != 1 {
+		t.Fatalf("collisionCount %v, want 1", d.Status.CollisionCount)
+	}
+	want := "web-" + deployment.ComputeHash(&d.Spec.Template, d.Status.CollisionCount)
+	if _, err := client.AppsV1().ReplicaSets(ns).Get(context.Background(), want, metav1.GetOptions{}); err != nil {
+		t.Errorf("ReplicaSet %s: %v", want, err)
 	}
 }
