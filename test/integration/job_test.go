@@ -309,3 +309,55 @@ func TestJobTTLAfterFinished(t *testing.T) {
 		return nil
 	})
 }
+
+func TestJobPodFailurePolicyFailJob(t *testing.T) {
+	ns := newNamespace(t, client, "job-pfp")
+	fakeKubelet(t, ns, func(*corev1.Pod) corev1.PodPhase { return corev1.PodFailed })
+	createJob(t, ns, jobOf("strict", 3, 1, func(j *batchv1.Job) {
+		j.Spec.PodFailurePolicy = &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{{
+			Action:      batchv1.PodFailurePolicyActionFailJob,
+			OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{Operator: batchv1.PodFailurePolicyOnExitCodesOpIn, Values: []int32{1}},
+		}}}
+	}))
+	mustKubectl(t, "", "wait", "-n", ns, "--for=condition=failed", "job/strict", "--timeout=30s")
+	j := getJob(t, ns, "strict")
+	c := jobCondition(j, batchv1.JobFailed)
+	if c == nil || c.Reason != "PodFailurePolicy" || !strings.HasPrefix(c.Message, "Container work for pod "+ns+"/strict-") ||
+		!strings.HasSuffix(c.Message, "failed with exit code 1 matching FailJob rule at index 0") {
+		t.Errorf("Failed condition = %+v", c)
+	}
+	if n := len(jobPods(t, ns, "strict")); n != 1 {
+		t.Errorf("%d pods, want 1: the job fails at once, without retries", n)
+	}
+}
+
+func TestJobActiveDeadline(t *testing.T) {
+	ns := newNamespace(t, client, "job-deadline")
+	fakeKubelet(t, ns, nil)
+	createJob(t, ns, jobOf("slow", 1, 1, func(j *batchv1.Job) { j.Spec.ActiveDeadlineSeconds = ptr.To[int64](2) }))
+	eventually(t, 30*time.Second, func() error {
+		j := getJob(t, ns, "slow")
+		if c := jobCondition(j, batchv1.JobFailureTarget); c == nil || c.Reason != "DeadlineExceeded" || c.Message != "Job was active longer than specified deadline" {
+			return fmt.Errorf("FailureTarget = %+v", c)
+		}
+		if j.Status.Active != 0 {
+			return fmt.Errorf("active = %d", j.Status.Active)
+		}
+		return nil
+	})
+	for _, p := range jobPods(t, ns, "slow") {
+		if isActive(&p) {
+			t.Errorf("pod %s still active after the deadline", p.Name)
+		}
+		// The Job ends only once its pods are gone; no kubelet runs here
+		// to finish their graceful deletion, so do what it would.
+		_ = client.CoreV1().Pods(ns).Delete(context.Background(), p.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
+	}
+	mustKubectl(t, "", "wait", "-n", ns, "--for=condition=failed", "job/slow", "--timeout=30s")
+	if j := getJob(t, ns, "slow"); j.Status.Failed != 1 || j.Status.Terminating == nil || *j.Status.Terminating != 0 {
+		t.Errorf("failed %d terminating %v, want the deleted pod counted as failed and none terminating", j.Status.Failed, j.Status.Terminating)
+	}
+	eventually(t, 10*time.Second, func() error {
+		return jobEvent(ns, "slow", "DeadlineExceeded", "Job was active longer than specified deadline")
+	})
+}
