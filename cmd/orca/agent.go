@@ -26,14 +26,20 @@ type agentFlags struct {
 	dns      []string
 }
 
-func (a *agentFlags) register(f *pflag.FlagSet) {
+// register adds the node flags; standalone adds those `orca server` has
+// already for its own use (the cluster's ranges).
+func (a *agentFlags) register(f *pflag.FlagSet, standalone bool) {
 	f.StringVar(&a.opts.NodeName, "node-name", "", "name of this node (the host name when empty)")
 	f.StringVar(&a.opts.NodeIP, "node-ip", "", "IPv4 address of this node (the default route's source address when empty)")
 	f.StringSliceVar(&a.labels, "node-label", nil, "label for this node, key=value (repeatable)")
 	f.StringSliceVar(&a.taints, "node-taint", nil, "taint for this node, key=value:Effect (repeatable)")
 	f.IntVar(&a.opts.KubeletPort, "kubelet-port", 10250, "port of the kubelet's HTTPS server (logs, exec, port-forward)")
 	f.StringVar(&a.opts.ContainerRuntimeEndpoint, "container-runtime-endpoint", "", "socket of a running CRI runtime; the agent runs its own containerd when empty")
-	f.StringVar(&a.opts.PodCIDR, "pod-cidr", "10.42.0.0/24", "this node's pod address range when the cluster assigns none")
+	f.StringVar(&a.opts.PodCIDR, "pod-cidr", "", "this node's pod address range (assigned by the cluster when empty)")
+	if standalone {
+		f.StringVar(&a.opts.ClusterCIDR, "cluster-cidr", "10.42.0.0/16", "the cluster's pod range (routes between nodes, masquerading)")
+		f.StringVar(&a.opts.ServiceCIDR, "service-cidr", "10.43.0.0/16", "the cluster's service range")
+	}
 	f.StringSliceVar(&a.dns, "cluster-dns", nil, "cluster DNS server addresses for pods with dnsPolicy ClusterFirst")
 	f.StringVar(&a.opts.ClusterDomain, "cluster-domain", "cluster.local", "cluster's DNS domain")
 	f.Int64Var(&a.opts.MaxPods, "max-pods", 110, "most pods this node runs")
@@ -112,6 +118,9 @@ func newAgentCommand() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("load kubeconfig: %w", err)
 			}
+			// Upstream's kubelet rates: client-go's default of 5 requests
+			// a second holds back every pod start and status update.
+			cfg.QPS, cfg.Burst = 50, 100
 			o.Config, o.DataDir = cfg, dataDir
 			o.Log = newLogger(logLevel)
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -120,7 +129,7 @@ func newAgentCommand() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	flags.register(f)
+	flags.register(f, true)
 	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig with the node's credentials for the API server")
 	f.StringVar(&dataDir, "data-dir", defaultDataDir(), "directory for the node's containerd, pod volumes and logs")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")

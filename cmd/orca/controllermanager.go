@@ -11,6 +11,7 @@ import (
 
 	"github.com/orca-project/orca/internal/controller/rootcacertpublisher"
 	"github.com/orca-project/orca/internal/controllermanager"
+	"github.com/orca-project/orca/internal/server"
 )
 
 func newControllerManagerCommand() *cobra.Command {
@@ -18,6 +19,7 @@ func newControllerManagerCommand() *cobra.Command {
 		kubeconfig, address, logLevel string
 		qps                           float32
 		burst                         int
+		clusterCIDR                   string
 	)
 	cmd := &cobra.Command{
 		Use:   "controller-manager",
@@ -46,6 +48,7 @@ func newControllerManagerCommand() *cobra.Command {
 					},
 				})
 			}
+			controllers = append(controllers, server.NodeIPAM(clusterCIDR))
 			m, err := controllermanager.New(controllermanager.Config{REST: cfg, Log: log, Metrics: reg, Controllers: controllers})
 			if err != nil {
 				return err
@@ -55,6 +58,7 @@ func newControllerManagerCommand() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig naming the API server and the credentials to use")
+	f.StringVar(&clusterCIDR, "cluster-cidr", server.DefaultClusterCIDR, "IPv4 range node pod CIDRs (a /24 each) are assigned from")
 	f.StringVar(&address, "bind-address", "127.0.0.1:10257", "address serving /healthz, /readyz and /metrics")
 	f.Float32Var(&qps, "kube-api-qps", 100, "queries per second to the API server")
 	f.IntVar(&burst, "kube-api-burst", 200, "burst of queries to the API server")

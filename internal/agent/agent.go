@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -28,6 +29,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/orca-project/orca/internal/agent/podroutes"
 	"github.com/orca-project/orca/internal/auth/pki"
 	"github.com/orca-project/orca/internal/imagebuild"
 	"github.com/orca-project/orca/internal/images"
@@ -57,12 +59,16 @@ type Options struct {
 	// ContainerRuntimeEndpoint names a running CRI socket; empty starts
 	// the agent's own containerd.
 	ContainerRuntimeEndpoint string
-	// PodCIDR is the node's pod range when the Node has none assigned.
-	PodCIDR       string
-	ClusterDNS    []string
-	ClusterDomain string
-	MaxPods       int64
-	Reserved      v1.ResourceList
+	// PodCIDR fixes the node's pod range; when empty the agent waits for
+	// the cluster's node IPAM controller to assign one.
+	PodCIDR string
+	// ClusterCIDR and ServiceCIDR are the cluster's pod and service
+	// ranges, for the node's routes and masquerading.
+	ClusterCIDR, ServiceCIDR string
+	ClusterDNS               []string
+	ClusterDomain            string
+	MaxPods                  int64
+	Reserved                 v1.ResourceList
 	// AllowPrivileged lets containers run privileged.
 	AllowPrivileged bool
 	// ServingCert and ClientCA secure the kubelet's HTTPS server; when
@@ -119,8 +125,11 @@ func Run(ctx context.Context, o Options) error {
 	if o.MaxPods == 0 {
 		o.MaxPods = 110
 	}
-	if o.PodCIDR == "" {
-		o.PodCIDR = "10.42.0.0/24"
+	if o.ClusterCIDR == "" {
+		o.ClusterCIDR = "10.42.0.0/16"
+	}
+	if o.ServiceCIDR == "" {
+		o.ServiceCIDR = "10.43.0.0/16"
 	}
 	if o.CNIBinDir == "" {
 		o.CNIBinDir = "/usr/lib/cni"
@@ -142,9 +151,6 @@ func Run(ctx context.Context, o Options) error {
 
 	if o.Bridge == "" {
 		o.Bridge = "orca0"
-	}
-	if err := writeCNIConfig(d, o.CNIBinDir, o.Bridge, o.PodCIDR); err != nil {
-		return err
 	}
 	socket := o.ContainerRuntimeEndpoint
 	if socket == "" {
@@ -242,6 +248,31 @@ func Run(ctx context.Context, o Options) error {
 			log.Error("node status", "err", err)
 		}
 	}()
+	// The pod network: the node's range (given, or assigned by the
+	// cluster), routes to the other nodes' ranges, and the unreachable
+	// routes, all before the first pod starts.
+	podCIDR, err := waitPodCIDR(ctx, client, o.NodeName, o.PodCIDR, log)
+	if err != nil {
+		return err
+	}
+	if err := writeCNIConfig(d, o.CNIBinDir, o.Bridge, podCIDR); err != nil {
+		return err
+	}
+	if err := podroutes.EnsureMasquerade(ctx, o.ClusterCIDR); err != nil {
+		return fmt.Errorf("agent: %w", err)
+	}
+	routesReady := make(chan struct{})
+	routes := &podroutes.Manager{Client: client, Node: o.NodeName, ClusterCIDR: o.ClusterCIDR, ServiceCIDR: o.ServiceCIDR, Log: log}
+	go func() {
+		if err := routes.Run(ctx, routesReady); err != nil && ctx.Err() == nil {
+			log.Error("pod routes", "err", err)
+		}
+	}()
+	select {
+	case <-routesReady:
+	case <-ctx.Done():
+		return nil
+	}
 	log.Info("agent running", "node", o.NodeName, "nodeIP", nodeIP, "runtime", runtimeVersion, "kubeletPort", o.KubeletPort)
 	if o.Ready != nil {
 		o.Ready()
@@ -258,6 +289,32 @@ func nodeLabels(o Options) map[string]string {
 		l[k] = v
 	}
 	return l
+}
+
+// waitPodCIDR returns the node's pod range: the one given, or the one the
+// cluster's node IPAM controller writes into the Node.
+func waitPodCIDR(ctx context.Context, client kubernetes.Interface, node, given string, log *slog.Logger) (string, error) {
+	if given != "" {
+		return given, nil
+	}
+	start := time.Now()
+	warned := false
+	for {
+		n, err := client.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+		if err == nil && n.Spec.PodCIDR != "" {
+			log.Info("pod CIDR assigned", "podCIDR", n.Spec.PodCIDR)
+			return n.Spec.PodCIDR, nil
+		}
+		if !warned && time.Since(start) > 10*time.Second {
+			log.Warn("waiting for the cluster to assign this node a pod CIDR (is the node IPAM controller running? --pod-cidr sets one by hand)")
+			warned = true
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 }
 
 // observeRuntime fills the runtime's readiness and the node's images.

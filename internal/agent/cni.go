@@ -12,8 +12,9 @@ func goarch() string { return runtime.GOARCH }
 
 // writeCNIConfig gives containerd the pod network: a bridge with
 // host-local addresses from the node's pod range, and portmap for
-// hostPort. Routes between nodes are the networking work's; a single node
-// needs only this.
+// hostPort. The bridge plugin's own masquerading is off: it would also
+// hide a pod's address from pods on other nodes; podroutes masquerades
+// only traffic leaving the cluster CIDR.
 func writeCNIConfig(d Dirs, binDir, bridge, podCIDR string) error {
 	if _, err := os.Stat(filepath.Join(binDir, "bridge")); err != nil {
 		return fmt.Errorf("agent: CNI plugins not found in %s (install Debian's containernetworking-plugins): %w", binDir, err)
@@ -23,7 +24,7 @@ func writeCNIConfig(d Dirs, binDir, bridge, podCIDR string) error {
 		"name":       "orca",
 		"plugins": []any{
 			map[string]any{
-				"type": "bridge", "bridge": bridge, "isGateway": true, "ipMasq": true, "hairpinMode": true,
+				"type": "bridge", "bridge": bridge, "isGateway": true, "ipMasq": false, "hairpinMode": true,
 				"ipam": map[string]any{
 					"type": "host-local", "dataDir": d.CNIState,
 					"ranges": [][]map[string]string{{{"subnet": podCIDR}}},

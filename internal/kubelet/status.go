@@ -62,11 +62,16 @@ func (k *Kubelet) computeStatus(pod *v1.Pod, terminating bool) v1.PodStatus {
 		}
 		if len(runs) > 0 && runs[0].State == podstatus.Running {
 			id := runs[0].ID
-			if ok, known, has, _ := k.probes.Result(pod.UID, name, prober.Readiness, id); has {
-				in.Ready[name] = known && ok
+			// A container with a probe is neither ready nor started until
+			// that probe has passed, even before its worker exists.
+			spec := findContainer(pod, name)
+			if spec != nil && spec.ReadinessProbe != nil {
+				ok, known, has, _ := k.probes.Result(pod.UID, name, prober.Readiness, id)
+				in.Ready[name] = has && known && ok
 			}
-			if ok, known, has, _ := k.probes.Result(pod.UID, name, prober.Startup, id); has {
-				in.Started[name] = known && ok
+			if spec != nil && spec.StartupProbe != nil {
+				ok, known, has, _ := k.probes.Result(pod.UID, name, prober.Startup, id)
+				in.Started[name] = has && known && ok
 			}
 		}
 	}

@@ -19,6 +19,13 @@ import (
 func agentOptions(opts Options, tlsDir string, ca *pki.Pair, port int) (agent.Options, error) {
 	a := *opts.Agent
 	a.DataDir = opts.DataDir
+	a.ClusterCIDR, a.ServiceCIDR = opts.ClusterCIDR, opts.ServiceCIDR
+	if a.ClusterCIDR == "" {
+		a.ClusterCIDR = DefaultClusterCIDR
+	}
+	if a.ServiceCIDR == "" {
+		a.ServiceCIDR = DefaultServiceCIDR
+	}
 	if a.NodeName == "" {
 		n, err := agentNodeName()
 		if err != nil {

@@ -13,7 +13,9 @@ import (
 
 // Defaults of the service ranges, k3s's.
 const (
-	DefaultServiceCIDR          = "10.43.0.0/16"
+	DefaultServiceCIDR = "10.43.0.0/16"
+	// DefaultClusterCIDR is k3s's pod range; each node gets a /24 of it.
+	DefaultClusterCIDR          = "10.42.0.0/16"
 	DefaultServiceNodePortRange = "30000-32767"
 )
 

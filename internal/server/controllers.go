@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/orca-project/orca/internal/auth/pki"
+	"github.com/orca-project/orca/internal/controller/nodeipam"
 	"github.com/orca-project/orca/internal/controller/rootcacertpublisher"
 	"github.com/orca-project/orca/internal/controllermanager"
 )
@@ -22,7 +23,7 @@ func controllerManager(opts Options, tlsDir string, ca *pki.Pair, port int, reg 
 	}
 	return controllermanager.New(controllermanager.Config{
 		REST: cfg, Log: opts.Log, Metrics: reg,
-		Controllers: append(controllermanager.DefaultControllers(), rootCAPublisher(ca.CertPEM)),
+		Controllers: append(controllermanager.DefaultControllers(), rootCAPublisher(ca.CertPEM), NodeIPAM(opts.ClusterCIDR)),
 	})
 }
 
@@ -31,6 +32,17 @@ func controllerManager(opts Options, tlsDir string, ca *pki.Pair, port int, reg 
 func rootCAPublisher(caPEM []byte) controllermanager.Descriptor {
 	return controllermanager.Descriptor{Name: "root-ca-cert-publisher", Workers: 1, New: func(c *controllermanager.Context) (controllermanager.Controller, error) {
 		return rootcacertpublisher.New(c.Client, c.Informers, caPEM, c.QueueMetrics, c.Log)
+	}}
+}
+
+// NodeIPAM assigns nodes their pod ranges out of clusterCIDR (the default
+// when empty); it is registered here because it needs the range.
+func NodeIPAM(clusterCIDR string) controllermanager.Descriptor {
+	if clusterCIDR == "" {
+		clusterCIDR = DefaultClusterCIDR
+	}
+	return controllermanager.Descriptor{Name: "nodeipam", Workers: 1, New: func(c *controllermanager.Context) (controllermanager.Controller, error) {
+		return nodeipam.New(c.Client, c.Informers, clusterCIDR, 24, c.QueueMetrics, c.Log)
 	}}
 }
 

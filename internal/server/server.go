@@ -70,6 +70,9 @@ type Options struct {
 	// ServiceCIDR and ServiceNodePortRange are the ranges service
 	// cluster IPs and node ports come from; k3s's defaults when empty.
 	ServiceCIDR, ServiceNodePortRange string
+	// ClusterCIDR is the range node pod CIDRs (a /24 each) come from;
+	// DefaultClusterCIDR when empty.
+	ClusterCIDR string
 	// ServiceAccountIssuer is the "iss" of service-account tokens;
 	// https://kubernetes.default.svc.cluster.local when empty.
 	ServiceAccountIssuer string

@@ -162,6 +162,8 @@ func startAgent() error {
 		return err
 	}
 	cmd.Stdout, cmd.Stderr = logf, logf
+	// The agent goes when the test binary goes, however it ends.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start agent: %w", err)
 	}
@@ -246,6 +248,32 @@ func teardown() {
 	stopAgent(false)
 	if inst != nil {
 		_ = inst.Stop()
+	}
+	killShims(nodeDir)
+	// What the node set up on this machine: its bridge, routes, dummy
+	// service device and masquerading table.
+	for _, args := range [][]string{
+		{"ip", "link", "del", "orcae2e0"}, {"ip", "-4", "route", "flush", "proto", "199"},
+		{"ip", "link", "del", "orca-svc"}, {"nft", "delete", "table", "ip", "orca-podnet"},
+	} {
+		_ = exec.Command(args[0], args[1:]...).Run()
+	}
+}
+
+// killShims ends container shims still serving the node's containerd (a
+// containerd killed by a test leaves its shims to the next one; nothing
+// must outlive the run).
+func killShims(dir string) {
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err == nil && strings.Contains(string(b), "containerd-shim") && strings.Contains(string(b), dir) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
 	}
 }
 

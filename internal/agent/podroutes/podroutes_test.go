@@ -1,0 +1,57 @@
+package podroutes
+
+import (
+	"reflect"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func node(name, cidr, ip string) *v1.Node {
+	n := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: v1.NodeSpec{PodCIDR: cidr}}
+	if ip != "" {
+		n.Status.Addresses = []v1.NodeAddress{{Type: v1.NodeHostName, Address: name}, {Type: v1.NodeInternalIP, Address: ip}}
+	}
+	return n
+}
+
+func TestDesired(t *testing.T) {
+	nodes := []*v1.Node{
+		node("a", "10.42.0.0/24", "172.30.0.2"),
+		node("b", "10.42.1.0/24", "172.30.0.3"),
+		node("c", "", "172.30.0.4"),          // no range yet
+		node("d", "10.42.3.0/24", ""),        // no address yet
+		node("e", "10.42.4.0/24", "fd00::5"), // IPv6 only: not routable here
+	}
+	got := Desired("a", nodes, "10.42.0.0/16", "10.43.0.0/16")
+	want := []Route{
+		{Dst: "10.42.0.0/16", Type: "unreachable"},
+		{Dst: "10.42.1.0/24", Via: "172.30.0.3"},
+		{Dst: "10.43.0.0/16", Dev: ServiceDevice},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("Desired = %+v, want %+v", got, want)
+	}
+}
+
+func TestParseAndDiff(t *testing.T) {
+	out := "unreachable 10.42.0.0/16 proto 199 \n10.42.1.0/24 via 172.30.0.3 dev eth0 proto 199 \n10.42.7.0/24 via 172.30.0.9 dev eth0 proto 199 \n10.43.0.0/16 dev orca-svc proto 199 scope link \n"
+	have := parse(out)
+	want := []Route{
+		{Dst: "10.42.0.0/16", Type: "unreachable"},
+		{Dst: "10.42.1.0/24", Via: "172.30.0.4"}, // node b moved
+		{Dst: "10.42.2.0/24", Via: "172.30.0.5"}, // new node
+		{Dst: "10.43.0.0/16", Dev: ServiceDevice},
+	}
+	set, del := Diff(want, have)
+	if !reflect.DeepEqual(set, want[1:3]) {
+		t.Errorf("set %+v", set)
+	}
+	if !reflect.DeepEqual(del, []string{"10.42.7.0/24"}) {
+		t.Errorf("del %v", del)
+	}
+	if got := (Route{Dst: "10.42.0.0/16", Type: "unreachable"}).args(); !reflect.DeepEqual(got, []string{"unreachable", "10.42.0.0/16", "proto", "199"}) {
+		t.Errorf("args %v", got)
+	}
+}
