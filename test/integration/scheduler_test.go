@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // isolationTaint keeps pods of other tests off the nodes a scheduler test
@@ -82,8 +84,10 @@ func (e *schedEnv) node(suffix string, cpu int64, labels map[string]string, tain
 	if err != nil {
 		e.t.Fatalf("create node %s: %v", name, err)
 	}
-	created.Status = v1.NodeStatus{Capacity: alloc, Allocatable: alloc, Conditions: []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue}}}
-	if _, err := client.CoreV1().Nodes().UpdateStatus(context.Background(), created, metav1.UpdateOptions{}); err != nil {
+	// A merge patch, as a kubelet reports status: the node IPAM controller
+	// may be writing the node's pod range at the same moment.
+	status, _ := json.Marshal(map[string]any{"status": v1.NodeStatus{Capacity: alloc, Allocatable: alloc, Conditions: []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue}}}})
+	if _, err := client.CoreV1().Nodes().Patch(context.Background(), created.Name, types.MergePatchType, status, metav1.PatchOptions{}, "status"); err != nil {
 		e.t.Fatalf("node %s status: %v", name, err)
 	}
 	return name
