@@ -299,16 +299,29 @@ func TestTriggerTimeTracker(t *testing.T) {
 		return p
 	}
 	tr := NewTriggerTimeTracker()
+	sync := func(pods ...*v1.Pod) time.Time {
+		got, seen := tr.Compute(svc, pods)
+		tr.Commit(seen)
+		return got
+	}
 	t1 := created.Add(time.Minute)
-	if got := tr.Compute(svc, []*v1.Pod{at(pod("a", "10.0.0.1", true), t1)}); !got.Equal(created) {
+	if got := sync(at(pod("a", "10.0.0.1", true), t1)); !got.Equal(created) {
 		t.Errorf("first sync = %v, want the service's creation", got)
 	}
-	if got := tr.Compute(svc, []*v1.Pod{at(pod("a", "10.0.0.1", true), t1)}); !got.IsZero() {
+	if got := sync(at(pod("a", "10.0.0.1", true), t1)); !got.IsZero() {
 		t.Errorf("nothing changed, got %v", got)
 	}
 	t2, t3 := t1.Add(time.Minute), t1.Add(2*time.Minute)
-	got := tr.Compute(svc, []*v1.Pod{at(pod("a", "10.0.0.1", false), t3), at(pod("b", "10.0.0.2", true), t2)})
-	if !got.Equal(t2) {
+	changed := []*v1.Pod{at(pod("a", "10.0.0.1", false), t3), at(pod("b", "10.0.0.2", true), t2)}
+	// A sync whose write failed is not committed: its retry reports the
+	// same trigger time.
+	if got, _ := tr.Compute(svc, changed); !got.Equal(t2) {
 		t.Errorf("two changes = %v, want the earliest %v", got, t2)
+	}
+	if got := sync(changed...); !got.Equal(t2) {
+		t.Errorf("retry after a failed write = %v, want %v", got, t2)
+	}
+	if got := sync(changed...); !got.IsZero() {
+		t.Errorf("after commit = %v, want zero", got)
 	}
 }

@@ -207,7 +207,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
-	trigger := c.triggers.Compute(svc, pods)
+	trigger, seen := c.triggers.Compute(svc, pods)
 	subsets, ready, notReady := Subsets(svc, pods)
 	current, err := c.endpoints.Endpoints(ns).Get(name)
 	if apierrors.IsNotFound(err) {
@@ -217,6 +217,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}
 	next := Desired(svc, subsets, current, trigger)
 	if next == nil {
+		c.triggers.Commit(seen)
 		return nil
 	}
 	c.log.Debug("updating endpoints", "service", key, "ready", ready, "notReady", notReady)
@@ -226,6 +227,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		_, err = c.client.CoreV1().Endpoints(ns).Update(ctx, next, metav1.UpdateOptions{})
 	}
 	if err == nil {
+		c.triggers.Commit(seen)
 		return nil
 	}
 	if current == nil && apierrors.IsForbidden(err) && apierrors.HasStatusCause(err, v1.NamespaceTerminatingCause) {

@@ -27,13 +27,21 @@ func NewTriggerTimeTracker() *TriggerTimeTracker {
 	return &TriggerTimeTracker{states: map[string]triggerState{}}
 }
 
+// Observation is what one sync saw, to be recorded with Commit once its
+// result is written; a failed write leaves the tracker as it was, so that
+// the retry reports the same trigger time.
+type Observation struct {
+	key   string
+	state triggerState
+}
+
 // Compute returns the trigger time for this sync of svc over pods (zero
-// when nothing changed) and records what it saw.
-func (t *TriggerTimeTracker) Compute(svc *v1.Service, pods []*v1.Pod) time.Time {
+// when nothing changed since the last committed sync) and what it saw.
+func (t *TriggerTimeTracker) Compute(svc *v1.Service, pods []*v1.Pod) (time.Time, Observation) {
 	key := svc.Namespace + "/" + svc.Name
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	prev, known := t.states[key]
+	t.mu.Unlock()
 	next := triggerState{pods: map[string]time.Time{}, service: svc.CreationTimestamp.Time}
 	var earliest time.Time
 	note := func(ts time.Time) {
@@ -54,11 +62,18 @@ func (t *TriggerTimeTracker) Compute(svc *v1.Service, pods []*v1.Pod) time.Time 
 	if next.service.After(prev.service) {
 		note(next.service)
 	}
-	t.states[key] = next
+	obs := Observation{key: key, state: next}
 	if !known {
-		return svc.CreationTimestamp.Time
+		return svc.CreationTimestamp.Time, obs
 	}
-	return earliest
+	return earliest, obs
+}
+
+// Commit records a sync's observation.
+func (t *TriggerTimeTracker) Commit(o Observation) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.states[o.key] = o.state
 }
 
 // Forget drops a deleted service's state.

@@ -255,13 +255,14 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
-	trigger := c.triggers.Compute(svc, pods)
+	trigger, seen := c.triggers.Compute(svc, pods)
 	desired := map[discoveryv1.AddressType]map[string]*Group{}
 	for _, t := range AddressTypes(svc) {
 		desired[t] = DesiredEndpoints(svc, pods, t, c.zone)
 	}
 	plan := Reconcile(ServiceOwner(svc), existing, desired, c.MaxEndpointsPerSlice)
 	if plan.Empty() {
+		c.triggers.Commit(seen)
 		return nil
 	}
 	if err := c.apply(ctx, key, plan, trigger); err != nil {
@@ -271,6 +272,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		c.recorder.Eventf(svc, v1.EventTypeWarning, "FailedToUpdateEndpointSlices", "Error updating Endpoint Slices for Service %s/%s: %v", ns, name, err)
 		return err
 	}
+	c.triggers.Commit(seen)
 	return nil
 }
 
