@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 )
@@ -295,8 +296,41 @@ func TestDaemonSetRollingUpdate(t *testing.T) {
 	e.waitStatus("agent", appsv1.DaemonSetStatus{DesiredNumberScheduled: 3, CurrentNumberScheduled: 3, NumberReady: 3,
 		NumberAvailable: 3, UpdatedNumberScheduled: 3})
 
-	// Sample the pods throughout the rollout: with maxUnavailable 1 at
-	// most one node at a time lacks a ready pod.
+	// With maxUnavailable 1 at most one node at a time lacks a ready pod.
+	var out string
+	worst := e.sampleRollout(len(nodes), func() {
+		mustKubectl(t, "", "-n", e.ns, "set", "image", "ds/agent", "agent=agent:v2")
+		out = mustKubectl(t, "", "-n", e.ns, "rollout", "status", "ds/agent", "--timeout=60s")
+	})
+	if !strings.Contains(out, `daemon set "agent" successfully rolled out`) {
+		t.Errorf("rollout status printed %q", out)
+	}
+	e.waitPlacement("agent:v2", nodes...)
+	if w := worst; w > 1 {
+		t.Errorf("%d nodes were without a ready pod at once; maxUnavailable is 1", w)
+	}
+	revs, err := client.AppsV1().ControllerRevisions(e.ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var numbers []int64
+	for _, r := range revs.Items {
+		numbers = append(numbers, r.Revision)
+	}
+	sort.Slice(numbers, func(i, j int) bool { return numbers[i] < numbers[j] })
+	if fmt.Sprint(numbers) != "[1 2]" {
+		t.Errorf("revisions %v", numbers)
+	}
+
+	// Undo goes back to the first template, through the same rollout.
+	mustKubectl(t, "", "-n", e.ns, "rollout", "undo", "ds/agent")
+	mustKubectl(t, "", "-n", e.ns, "rollout", "status", "ds/agent", "--timeout=60s")
+	e.waitPlacement("agent:v1", nodes...)
+}
+
+// sampleRollout lists the pods every 20 ms while rollout runs and returns
+// the most nodes seen at once without a ready pod.
+func (e *dsEnv) sampleRollout(nodes int, rollout func()) int {
 	var worst atomic.Int32
 	stop := make(chan struct{})
 	sampled := make(chan struct{})
@@ -318,39 +352,42 @@ func TestDaemonSetRollingUpdate(t *testing.T) {
 					ready[p.Spec.NodeName] = true
 				}
 			}
-			if missing := int32(len(nodes) - len(ready)); missing > worst.Load() {
-				worst.Store(missing)
-			}
+			worst.Store(max(worst.Load(), int32(nodes-len(ready))))
 		}
 	}()
-	mustKubectl(t, "", "-n", e.ns, "set", "image", "ds/agent", "agent=agent:v2")
-	out := mustKubectl(t, "", "-n", e.ns, "rollout", "status", "ds/agent", "--timeout=60s")
+	rollout()
 	close(stop)
 	<-sampled
-	if !strings.Contains(out, `daemon set "agent" successfully rolled out`) {
-		t.Errorf("rollout status printed %q", out)
-	}
-	e.waitPlacement("agent:v2", nodes...)
-	if w := worst.Load(); w > 1 {
-		t.Errorf("%d nodes were without a ready pod at once; maxUnavailable is 1", w)
-	}
-	revs, err := client.AppsV1().ControllerRevisions(e.ns).List(context.Background(), metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var numbers []int64
-	for _, r := range revs.Items {
-		numbers = append(numbers, r.Revision)
-	}
-	sort.Slice(numbers, func(i, j int) bool { return numbers[i] < numbers[j] })
-	if fmt.Sprint(numbers) != "[1 2]" {
-		t.Errorf("revisions %v", numbers)
-	}
+	return int(worst.Load())
+}
 
-	// Undo goes back to the first template, through the same rollout.
-	mustKubectl(t, "", "-n", e.ns, "rollout", "undo", "ds/agent")
-	mustKubectl(t, "", "-n", e.ns, "rollout", "status", "ds/agent", "--timeout=60s")
+func TestDaemonSetSurgeUpdate(t *testing.T) {
+	e := newDSEnv(t)
+	fakeKubelet(t, e.ns, nil)
+	var nodes []string
+	for _, s := range []string{"a", "b", "c"} {
+		nodes = append(nodes, e.node(s, dsEdge))
+	}
+	e.daemonSet("agent", func(ds *appsv1.DaemonSet) {
+		ds.Spec.UpdateStrategy.RollingUpdate = &appsv1.RollingUpdateDaemonSet{
+			MaxUnavailable: ptr.To(intstr.FromInt32(0)), MaxSurge: ptr.To(intstr.FromInt32(1))}
+	})
 	e.waitPlacement("agent:v1", nodes...)
+	e.waitStatus("agent", appsv1.DaemonSetStatus{DesiredNumberScheduled: 3, CurrentNumberScheduled: 3, NumberReady: 3,
+		NumberAvailable: 3, UpdatedNumberScheduled: 3})
+	// A new pod starts beside the old one, which goes once the new one is
+	// ready: no node is ever without a ready pod. (The number of live pods
+	// is not bounded by nodes+maxSurge at every instant: as upstream, the
+	// next node's surge pod is created while the previous old pod's
+	// deletion is in flight.)
+	worst := e.sampleRollout(len(nodes), func() {
+		mustKubectl(t, "", "-n", e.ns, "set", "image", "ds/agent", "agent=agent:v2")
+		mustKubectl(t, "", "-n", e.ns, "rollout", "status", "ds/agent", "--timeout=60s")
+	})
+	e.waitPlacement("agent:v2", nodes...)
+	if worst != 0 {
+		t.Errorf("during the surge rollout %d nodes lacked a ready pod at once; want none", worst)
+	}
 }
 
 func TestDaemonSetOnDeleteAndFailedPods(t *testing.T) {
