@@ -361,3 +361,27 @@ func TestJobActiveDeadline(t *testing.T) {
 		return jobEvent(ns, "slow", "DeadlineExceeded", "Job was active longer than specified deadline")
 	})
 }
+
+func TestJobDeletedReleasesPodFinalizers(t *testing.T) {
+	ns := newNamespace(t, client, "job-del")
+	fakeKubelet(t, ns, nil)
+	createJob(t, ns, jobOf("gone", 2, 2))
+	eventually(t, 30*time.Second, func() error {
+		if j := getJob(t, ns, "gone"); j.Status.Active != 2 {
+			return fmt.Errorf("active = %d", j.Status.Active)
+		}
+		return nil
+	})
+	mustKubectl(t, "", "delete", "-n", ns, "job/gone", "--wait=false")
+	eventually(t, 30*time.Second, func() error {
+		for _, p := range jobPods(t, ns, "gone") {
+			if slices.Contains(p.Finalizers, batchv1.JobTrackingFinalizer) {
+				return fmt.Errorf("pod %s still has the tracking finalizer", p.Name)
+			}
+			if p.DeletionTimestamp == nil {
+				return fmt.Errorf("pod %s not being deleted", p.Name)
+			}
+		}
+		return nil
+	})
+}
