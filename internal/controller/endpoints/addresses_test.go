@@ -252,7 +252,7 @@ func TestTruncate(t *testing.T) {
 }
 
 func TestDesired(t *testing.T) {
-	svc := service(func(s *v1.Service) { s.Labels = map[string]string{"team": "a"} })
+	svc := service(func(s *v1.Service) { s.Labels = map[string]string{"team": "a", v1.IsHeadlessService: ""} })
 	subsets := []v1.EndpointSubset{{Addresses: []v1.EndpointAddress{{IP: "10.0.0.1"}}, Ports: port(8080)}}
 	trigger := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 

@@ -21,6 +21,9 @@ func Desired(svc *v1.Service, subsets []v1.EndpointSubset, current *v1.Endpoints
 	subsets = cloneSubsets(subsets)
 	truncated := Truncate(subsets)
 	labels := maps.Clone(svc.Labels)
+	// The headless label is the controller's to set, whatever the
+	// service's own labels say.
+	delete(labels, v1.IsHeadlessService)
 	if IsHeadless(svc) {
 		if labels == nil {
 			labels = map[string]string{}
