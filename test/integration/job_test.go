@@ -385,3 +385,71 @@ func TestJobDeletedReleasesPodFinalizers(t *testing.T) {
 		return nil
 	})
 }
+
+func TestJobBackoffLimitPerIndex(t *testing.T) {
+	ns := newNamespace(t, client, "job-perindex")
+	fakeKubelet(t, ns, func(p *corev1.Pod) corev1.PodPhase {
+		if p.Annotations[batchv1.JobCompletionIndexAnnotation] == "1" {
+			return corev1.PodFailed
+		}
+		return corev1.PodSucceeded
+	})
+	createJob(t, ns, jobOf("perindex", 3, 3, func(j *batchv1.Job) {
+		j.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
+		j.Spec.BackoffLimitPerIndex = ptr.To[int32](1)
+	}))
+	mustKubectl(t, "", "wait", "-n", ns, "--for=condition=failed", "job/perindex", "--timeout=60s")
+	j := getJob(t, ns, "perindex")
+	if c := jobCondition(j, batchv1.JobFailed); c == nil || c.Reason != "FailedIndexes" || c.Message != "Job has failed indexes" {
+		t.Errorf("Failed condition = %+v", c)
+	}
+	if j.Status.CompletedIndexes != "0,2" || j.Status.FailedIndexes == nil || *j.Status.FailedIndexes != "1" || j.Status.Failed != 2 {
+		t.Errorf("completed %q failed indexes %v failed %d", j.Status.CompletedIndexes, j.Status.FailedIndexes, j.Status.Failed)
+	}
+	counts := map[string]bool{}
+	for _, p := range jobPods(t, ns, "perindex") {
+		if p.Annotations[batchv1.JobCompletionIndexAnnotation] == "1" {
+			counts[p.Annotations[batchv1.JobIndexFailureCountAnnotation]] = true
+		}
+	}
+	if len(counts) != 2 || !counts["0"] || !counts["1"] {
+		t.Errorf("index 1 pods carried failure counts %v, want 0 and 1", counts)
+	}
+}
+
+func TestJobSuccessPolicy(t *testing.T) {
+	ns := newNamespace(t, client, "job-succpol")
+	fakeKubelet(t, ns, func(p *corev1.Pod) corev1.PodPhase {
+		if p.Annotations[batchv1.JobCompletionIndexAnnotation] == "0" {
+			return corev1.PodSucceeded
+		}
+		return corev1.PodRunning
+	})
+	createJob(t, ns, jobOf("leader", 3, 3, func(j *batchv1.Job) {
+		j.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
+		j.Spec.SuccessPolicy = &batchv1.SuccessPolicy{Rules: []batchv1.SuccessPolicyRule{{SucceededIndexes: ptr.To("0")}}}
+	}))
+	eventually(t, 30*time.Second, func() error {
+		j := getJob(t, ns, "leader")
+		if c := jobCondition(j, batchv1.JobSuccessCriteriaMet); c == nil || c.Reason != "SuccessPolicy" || c.Message != "Matched rules at index 0" {
+			return fmt.Errorf("SuccessCriteriaMet = %+v", c)
+		}
+		return nil
+	})
+	// The followers are stopped; finish their deletion as a kubelet would.
+	eventually(t, 30*time.Second, func() error {
+		for _, p := range jobPods(t, ns, "leader") {
+			if isActive(&p) {
+				return fmt.Errorf("pod %s still active", p.Name)
+			}
+			if p.DeletionTimestamp != nil {
+				_ = client.CoreV1().Pods(ns).Delete(context.Background(), p.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
+			}
+		}
+		return nil
+	})
+	mustKubectl(t, "", "wait", "-n", ns, "--for=condition=complete", "job/leader", "--timeout=30s")
+	if c := jobCondition(getJob(t, ns, "leader"), batchv1.JobComplete); c.Reason != "SuccessPolicy" {
+		t.Errorf("Complete condition = %+v", c)
+	}
+}

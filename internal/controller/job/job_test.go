@@ -169,3 +169,67 @@ func TestPodForJobIndexed(t *testing.T) {
 		t.Fatalf("non-indexed pod = %+v", p)
 	}
 }
+
+func TestMatchSuccessPolicy(t *testing.T) {
+	policy := &batchv1.SuccessPolicy{Rules: []batchv1.SuccessPolicyRule{
+		{SucceededIndexes: ptr.To("0")},
+		{SucceededIndexes: ptr.To("2-5"), SucceededCount: ptr.To[int32](2)},
+		{SucceededCount: ptr.To[int32](4)},
+	}}
+	for _, tc := range []struct {
+		done string
+		msg  string
+	}{
+		{"", ""},
+		{"1", ""},
+		{"0", "Matched rules at index 0"},
+		{"3,5", "Matched rules at index 1"},
+		{"1,3,6", ""},
+		{"1,3,6,7", "Matched rules at index 2"},
+	} {
+		msg, ok := matchSuccessPolicy(policy, 8, parseIndexes(tc.done, 8))
+		if msg != tc.msg || ok != (tc.msg != "") {
+			t.Errorf("succeeded %q: %q %v, want %q", tc.done, msg, ok, tc.msg)
+		}
+	}
+	if _, ok := matchSuccessPolicy(nil, 8, parseIndexes("0-7", 8)); ok {
+		t.Error("no policy matched")
+	}
+}
+
+func TestIndexHistoriesAndFailure(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	j := &batchv1.Job{Spec: batchv1.JobSpec{BackoffLimitPerIndex: ptr.To[int32](1), CompletionMode: ptr.To(batchv1.IndexedCompletion),
+		PodFailurePolicy: &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{{Action: batchv1.PodFailurePolicyActionIgnore,
+			OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{Operator: batchv1.PodFailurePolicyOnExitCodesOpIn, Values: []int32{3}}}}}}}
+	pod := func(ix string, failures string, code int32, at time.Time) *v1.Pod {
+		p := finishedPod(v1.PodFailed, at)
+		p.Status.ContainerStatuses[0].State.Terminated.ExitCode = code
+		p.Annotations = map[string]string{batchv1.JobCompletionIndexAnnotation: ix, batchv1.JobIndexFailureCountAnnotation: failures}
+		return p
+	}
+	pods := []*v1.Pod{
+		pod("0", "0", 1, now.Add(-time.Minute)),
+		pod("0", "1", 1, now.Add(-5*time.Second)), // the last one of index 0
+		pod("1", "0", 3, now.Add(-time.Second)),   // ignored by the policy
+	}
+	h := indexHistories(j, pods)
+	if h[0].failures != 2 || h[0].ignored != 0 || h[1].failures != 0 || h[1].ignored != 1 {
+		t.Fatalf("histories = %+v", h)
+	}
+	if got := indexBackoff(h[0], now); got != 15*time.Second {
+		t.Errorf("index 0 back-off = %v, want 20s-5s", got)
+	}
+	if got := indexBackoff(h[1], now); got != 0 {
+		t.Errorf("ignored failures back off %v", got)
+	}
+	if indexFailed(j, pods[0], policyVerdict{count: true}) {
+		t.Error("first failure failed the index with backoffLimitPerIndex 1")
+	}
+	if !indexFailed(j, pods[1], policyVerdict{count: true}) {
+		t.Error("second failure did not fail the index")
+	}
+	if indexFailed(j, pods[1], policyVerdict{}) || !indexFailed(j, pods[0], policyVerdict{count: true, failIndex: true}) {
+		t.Error("policy verdicts not honoured")
+	}
+}

@@ -49,6 +49,7 @@ type podCensus struct {
 	// newly counted pod UIDs, not yet in uncountedTerminatedPods.
 	newSucceeded, newFailed []types.UID
 	newIndexes              []int
+	newFailedIndexes        []int
 	failJobMessage          string
 }
 
@@ -95,6 +96,11 @@ func takeCensus(j *batchv1.Job, pods []*v1.Pod) podCensus {
 				}
 				if verdict.count {
 					c.newFailed = append(c.newFailed, p.UID)
+				}
+				if hasPerIndexBackoff(j) && indexFailed(j, p, verdict) {
+					if ix := podIndex(p); ix != noIndex {
+						c.newFailedIndexes = append(c.newFailedIndexes, ix)
+					}
 				}
 			}
 			c.release = append(c.release, p)
@@ -172,6 +178,12 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 			reason, msg = batchv1.JobReasonBackoffLimitExceeded, msgBackoffLimit
 		case pastActiveDeadline(j, now):
 			reason, msg = batchv1.JobReasonDeadlineExceeded, msgDeadline
+		case hasPerIndexBackoff(j) && j.Spec.MaxFailedIndexes != nil && failedIndexes(j) > int(*j.Spec.MaxFailedIndexes):
+			reason, msg = batchv1.JobReasonMaxFailedIndexesExceeded, msgMaxFailedIndexes
+		case hasPerIndexBackoff(j) && failedIndexes(j) > 0 && int(succeeded)+failedIndexes(j) >= int(*j.Spec.Completions):
+			reason, msg = batchv1.JobReasonFailedIndexes, msgFailedIndexes
+		case successPolicyMet(j) != "":
+			ctype, reason, msg = batchv1.JobSuccessCriteriaMet, batchv1.JobReasonSuccessPolicy, successPolicyMet(j)
 		case isComplete(j, succeeded, active):
 			ctype, reason, msg = batchv1.JobSuccessCriteriaMet, batchv1.JobReasonCompletionsReached, msgCompletions
 		}
@@ -226,6 +238,28 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		}
 	}
 	return manageErr
+}
+
+func ptrDeref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func failedIndexes(j *batchv1.Job) int {
+	return len(parseIndexes(ptrDeref(j.Status.FailedIndexes), int(*j.Spec.Completions)))
+}
+
+// successPolicyMet returns the message of the first success policy rule
+// an Indexed Job meets.
+func successPolicyMet(j *batchv1.Job) string {
+	if !isIndexed(j) || j.Spec.Completions == nil {
+		return ""
+	}
+	done := parseIndexes(j.Status.CompletedIndexes, int(*j.Spec.Completions))
+	msg, _ := matchSuccessPolicy(j.Spec.SuccessPolicy, int(*j.Spec.Completions), done)
+	return msg
 }
 
 func findInterim(conds []batchv1.JobCondition) *batchv1.JobCondition {
@@ -352,6 +386,16 @@ func (c *Controller) flushUncounted(ctx context.Context, j *batchv1.Job, pods []
 			dirty = true
 		}
 		st.Succeeded = int32(len(done))
+		if hasPerIndexBackoff(j) {
+			failedIdx := parseIndexes(ptrDeref(st.FailedIndexes), int(*j.Spec.Completions))
+			for _, ix := range census.newFailedIndexes {
+				failedIdx[ix] = true
+			}
+			if s := failedIdx.String(); st.FailedIndexes == nil || s != *st.FailedIndexes {
+				st.FailedIndexes = &s
+				dirty = true
+			}
+		}
 	}
 	if dirty {
 		updated, err := c.client.BatchV1().Jobs(j.Namespace).UpdateStatus(ctx, j, metav1.UpdateOptions{})
@@ -448,7 +492,12 @@ func (c *Controller) manage(ctx context.Context, j *batchv1.Job, key string, cen
 	if isIndexed(j) {
 		completions := int(*j.Spec.Completions)
 		done := parseIndexes(j.Status.CompletedIndexes, completions)
-		surplus, held := indexedSurplus(active, done, completions)
+		// A failed index is as finished as a completed one: no more pods.
+		finished := parseIndexes(ptrDeref(j.Status.FailedIndexes), completions)
+		for ix := range done {
+			finished[ix] = true
+		}
+		surplus, held := indexedSurplus(active, finished, completions)
 		if len(surplus) > 0 {
 			return c.deletePods(ctx, j, key, surplus, false)
 		}
@@ -462,7 +511,7 @@ func (c *Controller) manage(ctx context.Context, j *batchv1.Job, key string, cen
 			}
 		}
 		want := parallelism
-		if remaining := int32(completions - len(done)); remaining < want {
+		if remaining := int32(completions - len(finished)); remaining < want {
 			want = remaining
 		}
 		if busy > want {
@@ -472,11 +521,33 @@ func (c *Controller) manage(ctx context.Context, j *batchv1.Job, key string, cen
 		if n == 0 {
 			return 0, nil
 		}
-		if left := remainingBackoff(pods, now); left > 0 {
-			c.queue.AddAfter(key, left)
-			return 0, nil
+		if !hasPerIndexBackoff(j) {
+			if left := remainingBackoff(pods, now); left > 0 {
+				c.queue.AddAfter(key, left)
+				return 0, nil
+			}
+			return 0, c.createPods(ctx, j, key, pendingIndexes(min(n, maxPodsPerSync), completions, finished, held), nil)
 		}
-		return 0, c.createPods(ctx, j, key, pendingIndexes(min(n, maxPodsPerSync), completions, done, held))
+		// Each index backs off on its own failures.
+		histories := indexHistories(j, pods)
+		var ready []int
+		var wait time.Duration
+		for _, ix := range pendingIndexes(completions, completions, finished, held) {
+			if len(ready) == min(n, maxPodsPerSync) {
+				break
+			}
+			if left := indexBackoff(histories[ix], now); left > 0 {
+				if wait == 0 || left < wait {
+					wait = left
+				}
+				continue
+			}
+			ready = append(ready, ix)
+		}
+		if wait > 0 {
+			c.queue.AddAfter(key, wait)
+		}
+		return 0, c.createPods(ctx, j, key, ready, histories)
 	}
 
 	var want int32
@@ -509,7 +580,7 @@ func (c *Controller) manage(ctx context.Context, j *batchv1.Job, key string, cen
 	for i := range indexes {
 		indexes[i] = noIndex
 	}
-	return 0, c.createPods(ctx, j, key, indexes)
+	return 0, c.createPods(ctx, j, key, indexes, nil)
 }
 
 // indexedSurplus returns the active pods to delete because their index is
@@ -608,7 +679,7 @@ func (c *Controller) deletePods(ctx context.Context, j *batchv1.Job, key string,
 // createPods creates one pod per entry (an index, or noIndex), in batches
 // of 1, 2, 4... as upstream's slow start, so a Job whose pods are refused
 // does not hammer the API server.
-func (c *Controller) createPods(ctx context.Context, j *batchv1.Job, key string, indexes []int) error {
+func (c *Controller) createPods(ctx context.Context, j *batchv1.Job, key string, indexes []int, histories map[int]indexHistory) error {
 	if len(indexes) == 0 {
 		return nil
 	}
@@ -627,6 +698,13 @@ func (c *Controller) createPods(ctx context.Context, j *batchv1.Job, key string,
 			go func(ix int) {
 				defer wg.Done()
 				pod := podForJob(j, ix, &ref)
+				if hasPerIndexBackoff(j) {
+					h := histories[ix]
+					pod.Annotations[batchv1.JobIndexFailureCountAnnotation] = strconv.Itoa(int(h.failures))
+					if h.ignored > 0 {
+						pod.Annotations[batchv1.JobIndexIgnoredFailureCountAnnotation] = strconv.Itoa(int(h.ignored))
+					}
+				}
 				if _, err := c.podControl.Create(ctx, pod, j); err != nil {
 					c.expectations.CreationObserved(key)
 					if apierrors.HasStatusCause(err, v1.NamespaceTerminatingCause) {
