@@ -1,0 +1,150 @@
+package proxy
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+
+	"sigs.k8s.io/knftables"
+)
+
+// Syncer applies rule sets to one nftables table, each as one atomic
+// transaction carrying only what changed since the last one it applied.
+type Syncer struct {
+	NFT     knftables.Interface
+	applied *Ruleset
+}
+
+// Sync makes the table hold next. The first sync replaces the table
+// whole; full rewrites every chain and map of next (repairing anything
+// changed behind the proxy's back) but keeps affinity state; otherwise
+// only the difference from the last applied rule set is sent. It returns
+// the number of operations sent.
+func (s *Syncer) Sync(ctx context.Context, next *Ruleset, full bool) (int, error) {
+	tx := s.NFT.NewTransaction()
+	Plan(tx, s.applied, next, full)
+	if tx.NumOperations() == 0 {
+		s.applied = next
+		return 0, nil
+	}
+	if err := s.NFT.Run(ctx, tx); err != nil {
+		// What the kernel holds is unknown now: the next sync starts over.
+		s.applied = nil
+		return 0, fmt.Errorf("nftables transaction: %w", err)
+	}
+	s.applied = next
+	return tx.NumOperations(), nil
+}
+
+// Plan adds to tx the operations that turn a table holding prev (nil: an
+// unknown table) into one holding next.
+func Plan(tx *knftables.Transaction, prev, next *Ruleset, full bool) {
+	fresh := prev == nil
+	if fresh {
+		// Start clean: whatever an earlier run left goes, atomically with
+		// the new content.
+		tx.Add(&knftables.Table{Comment: knftables.PtrTo("rules for the orca service proxy")})
+		tx.Delete(&knftables.Table{})
+		prev = &Ruleset{}
+		full = true
+	}
+	if full {
+		tx.Add(&knftables.Table{Comment: knftables.PtrTo("rules for the orca service proxy")})
+	}
+	// Sets, maps and chains exist before anything refers to them.
+	for _, name := range sortedKeys(next.Sets) {
+		if full || prev.Sets[name] == nil {
+			tx.Add(next.Sets[name])
+		}
+	}
+	for _, name := range sortedKeys(next.Maps) {
+		if full || prev.Maps[name] == nil {
+			tx.Add(next.Maps[name])
+		}
+	}
+	for _, name := range sortedKeys(next.Chains) {
+		if full || prev.Chains[name] == nil {
+			c := next.Chains[name].Chain
+			tx.Add(&c)
+		}
+	}
+	for _, name := range sortedKeys(next.Chains) {
+		c, old := next.Chains[name], prev.Chains[name]
+		if !full && old != nil && slices.Equal(old.Rules, c.Rules) {
+			continue
+		}
+		if !fresh && (old != nil || full) {
+			tx.Flush(&knftables.Chain{Name: name})
+		}
+		for _, rule := range c.Rules {
+			tx.Add(&knftables.Rule{Chain: name, Rule: rule})
+		}
+	}
+	// Elements: a full sync refills the fixed maps and sets; otherwise
+	// only changed elements go and come.
+	if full {
+		for _, name := range sortedKeys(next.Maps) {
+			if fresh {
+				break
+			}
+			tx.Flush(&knftables.Map{Name: name})
+		}
+		for _, name := range sortedKeys(next.Sets) {
+			if !fresh && len(next.Sets[name].Flags) == 0 {
+				tx.Flush(&knftables.Set{Name: name})
+			}
+		}
+		for _, id := range sortedKeys(next.Elements) {
+			tx.Add(next.Elements[id])
+		}
+	} else {
+		for _, id := range sortedKeys(prev.Elements) {
+			if e, ok := next.Elements[id]; !ok || !sameElement(e, prev.Elements[id]) {
+				tx.Delete(prev.Elements[id])
+			}
+		}
+		for _, id := range sortedKeys(next.Elements) {
+			if old, ok := prev.Elements[id]; !ok || !sameElement(old, next.Elements[id]) {
+				tx.Add(next.Elements[id])
+			}
+		}
+	}
+	// Chains and sets no longer wanted go last, once nothing refers to
+	// them; chains are emptied first, as they may refer to each other.
+	var gone []string
+	for _, name := range sortedKeys(prev.Chains) {
+		if next.Chains[name] == nil {
+			gone = append(gone, name)
+			tx.Flush(&knftables.Chain{Name: name})
+		}
+	}
+	for _, name := range gone {
+		tx.Delete(&knftables.Chain{Name: name})
+	}
+	for _, name := range sortedKeys(prev.Sets) {
+		if next.Sets[name] == nil {
+			tx.Delete(&knftables.Set{Name: name})
+		}
+	}
+	for _, name := range sortedKeys(prev.Maps) {
+		if next.Maps[name] == nil {
+			tx.Delete(&knftables.Map{Name: name})
+		}
+	}
+}
+
+func sameElement(a, b *knftables.Element) bool {
+	return slices.Equal(a.Value, b.Value) && ptrEq(a.Comment, b.Comment)
+}
+
+func ptrEq(a, b *string) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,277 @@
+package proxy
+
+import (
+	"crypto/sha256"
+	"encoding/base32"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"sigs.k8s.io/knftables"
+)
+
+// Table is the proxy's nftables table (family ip).
+const (
+	Family = knftables.IPv4Family
+	Table  = "orca-proxy"
+)
+
+// Names of the table's fixed objects, as upstream's.
+const (
+	servicesChain        = "services"
+	serviceIPsMap        = "service-ips"
+	serviceNodePortsMap  = "service-nodeports"
+	noEndpointServices   = "no-endpoint-services"
+	noEndpointNodePorts  = "no-endpoint-nodeports"
+	clusterIPsSet        = "cluster-ips"
+	serviceEndpointsChk  = "service-endpoints-check"
+	nodePortEndpointsChk = "nodeport-endpoints-check"
+	clusterIPsCheckChain = "cluster-ips-check"
+	rejectChain          = "reject-chain"
+	markMasqChain        = "mark-for-masquerade"
+	masqueradingChain    = "masquerading"
+	masqueradeMark       = "0x4000"
+	// nodePortMatch matches every local address but loopback: upstream's
+	// nftables mode serves no NodePorts on localhost.
+	nodePortMatch = "fib daddr type local ip daddr != 127.0.0.0/8"
+)
+
+// Chain is a chain and its rules.
+type Chain struct {
+	knftables.Chain
+	Rules []string
+}
+
+// Ruleset is the whole content of the proxy's table.
+type Ruleset struct {
+	Chains map[string]*Chain
+	Sets   map[string]*knftables.Set
+	Maps   map[string]*knftables.Map
+	// Elements are keyed by elementID.
+	Elements map[string]*knftables.Element
+	// Services and Endpoints count the service ports and endpoint chains
+	// programmed.
+	Services, Endpoints int
+}
+
+func elementID(e *knftables.Element) string {
+	return e.Set + e.Map + "\x00" + strings.Join(e.Key, " . ")
+}
+
+func (r *Ruleset) chain(name string, rules ...string) *Chain {
+	c := r.Chains[name]
+	if c == nil {
+		c = &Chain{Chain: knftables.Chain{Name: name}}
+		r.Chains[name] = c
+	}
+	c.Rules = append(c.Rules, rules...)
+	return c
+}
+
+func (r *Ruleset) element(e *knftables.Element) { r.Elements[elementID(e)] = e }
+
+// baseChain is a hooked chain; priority is relative to its named base.
+func (r *Ruleset) baseChain(name string, t knftables.BaseChainType, h knftables.BaseChainHook, p knftables.BaseChainPriority, rules ...string) {
+	c := r.chain(name, rules...)
+	c.Type, c.Hook, c.Priority = &t, &h, &p
+}
+
+// hashAndTruncate is upstream's chain-name scheme: a hash prefix keeps
+// names unique, the readable rest says whose chain it is.
+func hashAndTruncate(name string) string {
+	hash := sha256.Sum256([]byte(name))
+	name = base32.StdEncoding.EncodeToString(hash[:])[:8] + "-" + name
+	if len(name) > knftables.NameLengthMax-16 {
+		name = name[:knftables.NameLengthMax-16-3] + "..."
+	}
+	return name
+}
+
+// Build is the table for services, given cfg. It is a pure function:
+// the same input always gives the same rule set.
+func Build(cfg Config, services []ServicePort) *Ruleset {
+	r := &Ruleset{Chains: map[string]*Chain{}, Sets: map[string]*knftables.Set{}, Maps: map[string]*knftables.Map{}, Elements: map[string]*knftables.Element{}}
+	ipPortProto := "ipv4_addr . inet_proto . inet_service : verdict"
+	r.Maps[serviceIPsMap] = &knftables.Map{Name: serviceIPsMap, Type: ipPortProto, Comment: knftables.PtrTo("ClusterIP, ExternalIP and LoadBalancer IP traffic")}
+	r.Maps[serviceNodePortsMap] = &knftables.Map{Name: serviceNodePortsMap, Type: "inet_proto . inet_service : verdict", Comment: knftables.PtrTo("NodePort traffic")}
+	r.Maps[noEndpointServices] = &knftables.Map{Name: noEndpointServices, Type: ipPortProto, Comment: knftables.PtrTo("vmap to drop or reject packets to services with no endpoints")}
+	r.Maps[noEndpointNodePorts] = &knftables.Map{Name: noEndpointNodePorts, Type: "inet_proto . inet_service : verdict", Comment: knftables.PtrTo("vmap to drop or reject packets to service nodeports with no endpoints")}
+	r.Sets[clusterIPsSet] = &knftables.Set{Name: clusterIPsSet, Type: "ipv4_addr", Comment: knftables.PtrTo("Active ClusterIPs")}
+
+	// Filtering runs after DNAT (filter-10 > dstnat), so it only sees
+	// service traffic no endpoint took.
+	ctNew := "ct state new jump "
+	r.baseChain("filter-input", knftables.FilterType, knftables.InputHook, knftables.FilterPriority+"-10",
+		ctNew+nodePortEndpointsChk, ctNew+serviceEndpointsChk)
+	r.baseChain("filter-forward", knftables.FilterType, knftables.ForwardHook, knftables.FilterPriority+"-10",
+		ctNew+serviceEndpointsChk, ctNew+clusterIPsCheckChain)
+	r.baseChain("filter-output", knftables.FilterType, knftables.OutputHook, knftables.FilterPriority+"-10",
+		ctNew+serviceEndpointsChk, ctNew+clusterIPsCheckChain)
+	r.baseChain("nat-prerouting", knftables.NATType, knftables.PreroutingHook, knftables.DNATPriority, "jump "+servicesChain)
+	r.baseChain("nat-output", knftables.NATType, knftables.OutputHook, knftables.DNATPriority, "jump "+servicesChain)
+	r.baseChain("nat-postrouting", knftables.NATType, knftables.PostroutingHook, knftables.SNATPriority, "jump "+masqueradingChain)
+
+	r.chain(servicesChain,
+		"ip daddr . meta l4proto . th dport vmap @"+serviceIPsMap,
+		nodePortMatch+" meta l4proto . th dport vmap @"+serviceNodePortsMap)
+	r.chain(serviceEndpointsChk, "ip daddr . meta l4proto . th dport vmap @"+noEndpointServices)
+	r.chain(nodePortEndpointsChk, nodePortMatch+" meta l4proto . th dport vmap @"+noEndpointNodePorts)
+	r.chain(clusterIPsCheckChain, `ip daddr @`+clusterIPsSet+` reject comment "Reject traffic to invalid ports of ClusterIPs"`)
+	if cfg.ServiceCIDR != "" {
+		r.chain(clusterIPsCheckChain, "ip daddr "+cfg.ServiceCIDR+` drop comment "Drop traffic to unallocated ClusterIPs"`)
+	}
+	r.chain(rejectChain, "reject")
+	r.chain(markMasqChain, "mark set mark or "+masqueradeMark)
+	r.chain(masqueradingChain,
+		"mark and "+masqueradeMark+" == 0 return",
+		"mark set mark xor "+masqueradeMark,
+		"masquerade fully-random")
+
+	sorted := append([]ServicePort(nil), services...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].chainBase() < sorted[j].chainBase() })
+	for i := range sorted {
+		r.service(cfg, &sorted[i])
+	}
+	return r
+}
+
+// service adds one service port's chains and map elements, as upstream's
+// syncProxyRules does for each service.
+func (r *Ruleset) service(cfg Config, s *ServicePort) {
+	base := s.chainBase()
+	clusterChain := "service-" + hashAndTruncate(base)
+	localChain := "local-" + hashAndTruncate(base)
+	externalChain := "external-" + hashAndTruncate(base)
+	port := strconv.Itoa(int(s.Port))
+	comment := knftables.PtrTo(s.Key())
+
+	cluster, local := categorize(s)
+	externallyAccessible := s.NodePort != 0 || len(s.ExternalIPs) > 0 || len(s.LoadBalancerIPs) > 0
+	usesClusterChain := len(cluster) > 0 && (!s.InternalLocal || externallyAccessible)
+	usesLocalChain := len(local) > 0 && (s.InternalLocal || (s.ExternalLocal && externallyAccessible))
+	hasEndpoints := len(cluster) > 0 || len(local) > 0
+	usesExternalChain := hasEndpoints && externallyAccessible
+
+	internalChain, hasInternal := clusterChain, len(cluster) > 0
+	if s.InternalLocal {
+		internalChain, hasInternal = localChain, len(local) > 0
+	}
+	externalPolicyChain, hasExternal := clusterChain, len(cluster) > 0
+	if s.ExternalLocal {
+		externalPolicyChain, hasExternal = localChain, len(local) > 0
+	}
+	// Filter verdicts for traffic no DNAT took: reject at once when the
+	// service has no endpoints at all, drop when it only lacks local ones.
+	internalVerdict, externalVerdict := "goto "+rejectChain, "goto "+rejectChain
+	if hasEndpoints {
+		internalVerdict, externalVerdict = "drop", "drop"
+	}
+
+	r.Services++
+	if s.ClusterIP != "" {
+		r.element(&knftables.Element{Set: clusterIPsSet, Key: []string{s.ClusterIP}})
+		if hasInternal {
+			r.element(&knftables.Element{Map: serviceIPsMap, Key: []string{s.ClusterIP, s.Protocol, port}, Value: []string{"goto " + internalChain}, Comment: comment})
+			if cfg.ClusterCIDR != "" {
+				// Traffic from outside the pod network may leave the node
+				// again towards an endpoint: masquerade it so replies come
+				// back through this node.
+				r.chain(internalChain, fmt.Sprintf("ip daddr %s %s dport %s ip saddr != %s jump %s", s.ClusterIP, s.Protocol, port, cfg.ClusterCIDR, markMasqChain))
+			}
+		} else {
+			r.element(&knftables.Element{Map: noEndpointServices, Key: []string{s.ClusterIP, s.Protocol, port}, Value: []string{internalVerdict}, Comment: comment})
+		}
+	}
+	for _, ip := range append(append([]string(nil), s.ExternalIPs...), s.LoadBalancerIPs...) {
+		if usesExternalChain {
+			r.element(&knftables.Element{Map: serviceIPsMap, Key: []string{ip, s.Protocol, port}, Value: []string{"goto " + externalChain}, Comment: comment})
+		}
+		if !hasExternal {
+			r.element(&knftables.Element{Map: noEndpointServices, Key: []string{ip, s.Protocol, port}, Value: []string{externalVerdict}, Comment: comment})
+		}
+	}
+	if s.NodePort != 0 {
+		np := strconv.Itoa(int(s.NodePort))
+		if usesExternalChain {
+			r.element(&knftables.Element{Map: serviceNodePortsMap, Key: []string{s.Protocol, np}, Value: []string{"goto " + externalChain}, Comment: comment})
+		}
+		if !hasExternal {
+			r.element(&knftables.Element{Map: noEndpointNodePorts, Key: []string{s.Protocol, np}, Value: []string{externalVerdict}, Comment: comment})
+		}
+	}
+
+	if usesExternalChain {
+		if !s.ExternalLocal {
+			// Endpoints may be on other nodes: masquerade so that replies
+			// return through this node.
+			r.chain(externalChain, "jump "+markMasqChain)
+		} else {
+			if usesClusterChain && cfg.ClusterCIDR != "" {
+				// Pods reaching an external address act as if they went
+				// out to a load balancer and came back: no policy applies.
+				r.chain(externalChain, fmt.Sprintf(`ip saddr %s goto %s comment "short-circuit pod traffic"`, cfg.ClusterCIDR, clusterChain))
+			}
+			// The host's own traffic has a node address as source, which
+			// an endpoint could not answer directly.
+			r.chain(externalChain, `fib saddr type local jump `+markMasqChain+` comment "masquerade local traffic"`)
+			if usesClusterChain {
+				r.chain(externalChain, `fib saddr type local goto `+clusterChain+` comment "short-circuit local traffic"`)
+			}
+		}
+		if hasExternal {
+			r.chain(externalChain, "goto "+externalPolicyChain)
+		}
+	}
+	if usesClusterChain {
+		r.pick(s, clusterChain, cluster)
+	}
+	if usesLocalChain {
+		r.pick(s, localChain, local)
+	}
+	seen := map[string]bool{}
+	for _, eps := range [][]Endpoint{cluster, local} {
+		for _, e := range eps {
+			if seen[e.String()] {
+				continue
+			}
+			seen[e.String()] = true
+			r.endpoint(s, e)
+		}
+	}
+}
+
+func endpointBase(s *ServicePort, e Endpoint) string {
+	return hashAndTruncate(s.chainBase() + "__" + e.IP + "/" + strconv.Itoa(int(e.Port)))
+}
+
+// pick sends a connection to one of eps at random, or to the one a
+// client's affinity names.
+func (r *Ruleset) pick(s *ServicePort, chain string, eps []Endpoint) {
+	if s.AffinityTimeout > 0 {
+		for _, e := range eps {
+			b := endpointBase(s, e)
+			r.chain(chain, fmt.Sprintf("ip saddr @affinity-%s goto endpoint-%s", b, b))
+		}
+	}
+	verdicts := make([]string, len(eps))
+	for i, e := range eps {
+		verdicts[i] = fmt.Sprintf("%d : goto endpoint-%s", i, endpointBase(s, e))
+	}
+	r.chain(chain, fmt.Sprintf("numgen random mod %d vmap { %s }", len(eps), strings.Join(verdicts, " , ")))
+}
+
+// endpoint is the chain that DNATs to e.
+func (r *Ruleset) endpoint(s *ServicePort, e Endpoint) {
+	b := endpointBase(s, e)
+	r.Endpoints++
+	// Hairpin: a pod reaching itself through its service must see the
+	// reply come from the service, so its own source is hidden.
+	c := r.chain("endpoint-"+b, fmt.Sprintf("ip saddr %s jump %s", e.IP, markMasqChain))
+	if s.AffinityTimeout > 0 {
+		set := "affinity-" + b
+		r.Sets[set] = &knftables.Set{Name: set, Type: "ipv4_addr", Flags: []knftables.SetFlag{knftables.DynamicFlag, knftables.TimeoutFlag}, Timeout: &s.AffinityTimeout}
+		c.Rules = append(c.Rules, fmt.Sprintf("update @%s { ip saddr }", set))
+	}
+	c.Rules = append(c.Rules, fmt.Sprintf("meta l4proto %s dnat to %s", s.Protocol, e))
+}
