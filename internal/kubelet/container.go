@@ -39,11 +39,12 @@ func (k *Kubelet) startContainer(ctx context.Context, pod *v1.Pod, c *v1.Contain
 		return &startError{retry: 2 * time.Second}
 	}
 	cfg.Image = &runtimeapi.ImageSpec{Image: imageRef, UserSpecifiedImage: c.Image}
-	podCfg := &runtimeapi.PodSandboxConfig{
-		Metadata:     &runtimeapi.PodSandboxMetadata{Name: pod.Name, Namespace: pod.Namespace, Uid: string(pod.UID), Attempt: sb.Attempt},
-		LogDirectory: k.podLogDir(pod),
-		Labels:       map[string]string{labelPodName: pod.Name, labelPodNamespace: pod.Namespace, labelPodUID: string(pod.UID)},
-		Linux:        &runtimeapi.LinuxPodSandboxConfig{CgroupParent: "/kubepods/pod" + string(pod.UID)},
+	// The runtime takes the container's HOSTNAME and more from the
+	// sandbox's configuration, so it gets the whole of it again.
+	podCfg, err3 := k.sandboxConfig(pod, sb.Attempt)
+	if err3 != nil {
+		k.setWaiting(pod.UID, c.Name, "CreateContainerConfigError", err3.Error())
+		return &startError{retry: 2 * time.Second}
 	}
 	created, err2 := k.rt.CreateContainer(ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: sb.ID, Config: cfg, SandboxConfig: podCfg})
 	if err2 != nil {

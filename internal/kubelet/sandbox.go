@@ -16,13 +16,26 @@ import (
 // createSandbox runs the pod's sandbox: its namespaces, network and
 // resolver, as upstream's kubelet configures them.
 func (k *Kubelet) createSandbox(ctx context.Context, pod *v1.Pod, attempt uint32) (string, error) {
-	logDir := k.podLogDir(pod)
-	if err := os.MkdirAll(logDir, 0o755); err != nil {
+	if err := os.MkdirAll(k.podLogDir(pod), 0o755); err != nil {
 		return "", fmt.Errorf("create log directory: %w", err)
 	}
-	hostname, err := podHostname(pod)
+	cfg, err := k.sandboxConfig(pod, attempt)
 	if err != nil {
 		return "", err
+	}
+	resp, err := k.rt.RunPodSandbox(ctx, &runtimeapi.RunPodSandboxRequest{Config: cfg})
+	if err != nil {
+		return "", err
+	}
+	return resp.PodSandboxId, nil
+}
+
+// sandboxConfig is the pod's sandbox configuration.
+func (k *Kubelet) sandboxConfig(pod *v1.Pod, attempt uint32) (*runtimeapi.PodSandboxConfig, error) {
+	logDir := k.podLogDir(pod)
+	hostname, err := podHostname(pod)
+	if err != nil {
+		return nil, err
 	}
 	cfg := &runtimeapi.PodSandboxConfig{
 		Metadata:     &runtimeapi.PodSandboxMetadata{Name: pod.Name, Namespace: pod.Namespace, Uid: string(pod.UID), Attempt: attempt},
@@ -61,7 +74,7 @@ func (k *Kubelet) createSandbox(ctx context.Context, pod *v1.Pod, attempt uint32
 	if !pod.Spec.HostNetwork {
 		dns, err := k.dnsConfig(pod)
 		if err != nil {
-			return "", err
+			return nil, err
 		}
 		cfg.DnsConfig = dns
 	}
@@ -75,11 +88,7 @@ func (k *Kubelet) createSandbox(ctx context.Context, pod *v1.Pod, attempt uint32
 			})
 		}
 	}
-	resp, err := k.rt.RunPodSandbox(ctx, &runtimeapi.RunPodSandboxRequest{Config: cfg})
-	if err != nil {
-		return "", err
-	}
-	return resp.PodSandboxId, nil
+	return cfg, nil
 }
 
 func (k *Kubelet) podLogDir(pod *v1.Pod) string {

@@ -17,7 +17,7 @@ func TestPodRunsAndBecomesReady(t *testing.T) {
 	ns := namespace(t)
 	createPod(t, simplePod(ns, "sleeper", "echo started; exec sleep 3600"))
 	p := waitPod(t, ns, "sleeper", time.Minute, "Running and Ready", func(p *v1.Pod) bool { return running(p) && ready(p) })
-	if p.Status.PodIP == "" || p.Status.HostIP != "127.0.0.1" || p.Status.StartTime == nil {
+	if p.Status.PodIP == "" || p.Status.HostIP != bridgeIP || p.Status.StartTime == nil {
 		t.Errorf("pod IPs and start time not reported: %s", describeStatus(p))
 	}
 	cs := containerStatus(p, "main")

@@ -96,6 +96,11 @@ func run(m *testing.M) int {
 			}
 			fmt.Fprintf(os.Stderr, "--- agent log (last lines)\n%s\n", strings.Join(lines, "\n"))
 		}
+		for _, x := range extraNodes {
+			if b, err := os.ReadFile(filepath.Join(x.dir, "agent.log")); err == nil {
+				fmt.Fprintf(os.Stderr, "--- agent log of %s (last lines)\n%s\n", x.name, tail(string(b), 40))
+			}
+		}
 	}
 	return code
 }
@@ -110,7 +115,9 @@ func setup(dir string) int {
 	}
 	var err error
 	inst, err = server.Start(context.Background(), server.Options{
-		DataDir: filepath.Join(dir, "server"), BindAddress: "127.0.0.1", Port: 0,
+		// All addresses: nodes in their own network namespaces reach the
+		// API server over the test bridge.
+		DataDir: filepath.Join(dir, "server"), BindAddress: "0.0.0.0", Port: 0,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	if err != nil {
@@ -124,6 +131,10 @@ func setup(dir string) int {
 	}
 	cfg.QPS, cfg.Burst = 100, 200
 	client = kubernetes.NewForConfigOrDie(cfg)
+	if err := makeBridge(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	nodeDir = filepath.Join(dir, "node")
 	kubeletPort = freePort()
 	if err := startAgent(); err != nil {
@@ -156,7 +167,8 @@ func startAgent() error {
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), roleEnv+"=agent",
 		"ORCA_TEST_DATA_DIR="+nodeDir, "ORCA_TEST_KUBECONFIG="+inst.Kubeconfig,
-		"ORCA_TEST_PAUSE="+pauseBin, "ORCA_TEST_KUBELET_PORT="+strconv.Itoa(kubeletPort))
+		"ORCA_TEST_PAUSE="+pauseBin, "ORCA_TEST_KUBELET_PORT="+strconv.Itoa(kubeletPort),
+		"ORCA_TEST_NODE_NAME="+nodeName, "ORCA_TEST_NODE_IP="+bridgeIP, "ORCA_TEST_POD_CIDR=10.42.250.0/24")
 	logf, err := os.OpenFile(filepath.Join(workDir, "agent.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
@@ -202,9 +214,9 @@ func runAgentProcess() int {
 	ctx, stop := signalContext()
 	defer stop()
 	err = agent.Run(ctx, agent.Options{
-		DataDir: os.Getenv("ORCA_TEST_DATA_DIR"), NodeName: nodeName, NodeIP: "127.0.0.1",
-		Config: cfg, KubeletPort: port, BindAddress: "127.0.0.1",
-		PodCIDR: "10.42.250.0/24", Bridge: "orcae2e0", PauseBinary: os.Getenv("ORCA_TEST_PAUSE"),
+		DataDir: os.Getenv("ORCA_TEST_DATA_DIR"), NodeName: os.Getenv("ORCA_TEST_NODE_NAME"), NodeIP: os.Getenv("ORCA_TEST_NODE_IP"),
+		Config: cfg, KubeletPort: port,
+		PodCIDR: os.Getenv("ORCA_TEST_POD_CIDR"), Bridge: "orcae2e0", PauseBinary: os.Getenv("ORCA_TEST_PAUSE"),
 		Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})),
 	})
 	if err != nil {
@@ -246,6 +258,7 @@ func teardown() {
 		rt.Close()
 	}
 	stopAgent(false)
+	removeExtraNodes()
 	if inst != nil {
 		_ = inst.Stop()
 	}
@@ -255,6 +268,7 @@ func teardown() {
 	for _, args := range [][]string{
 		{"ip", "link", "del", "orcae2e0"}, {"ip", "-4", "route", "flush", "proto", "199"},
 		{"ip", "link", "del", "orca-svc"}, {"nft", "delete", "table", "ip", "orca-podnet"},
+		{"ip", "link", "del", testBridge},
 	} {
 		_ = exec.Command(args[0], args[1:]...).Run()
 	}

@@ -1,0 +1,260 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/orca-project/orca/internal/images"
+	"github.com/orca-project/orca/internal/kubelet/cri"
+)
+
+// The test network: a bridge on this machine that the main node (in the
+// machine's own network namespace) and the extra nodes (each in a network
+// namespace of its own, like separate machines) share.
+const (
+	testBridge = "orcae2e-br"
+	bridgeIP   = "172.31.250.1"
+)
+
+// extraNode is a node in its own network namespace, with its own agent
+// and containerd.
+type extraNode struct {
+	name, ip, netns, dir string
+	proc                 *exec.Cmd
+}
+
+var (
+	extraMu    sync.Mutex
+	extraNodes []*extraNode
+)
+
+func runCmd(args ...string) error {
+	out, err := exec.Command(args[0], args[1:]...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+func makeBridge() error {
+	_ = runCmd("ip", "link", "del", testBridge)
+	for _, c := range [][]string{
+		{"ip", "link", "add", testBridge, "type", "bridge"},
+		{"ip", "addr", "add", bridgeIP + "/24", "dev", testBridge},
+		{"ip", "link", "set", testBridge, "up"},
+		{"sysctl", "-qw", "net.ipv4.ip_forward=1"},
+	} {
+		if err := runCmd(c...); err != nil {
+			return fmt.Errorf("test bridge: %w", err)
+		}
+	}
+	return nil
+}
+
+// needNodes makes sure the cluster has n nodes (the main one plus n-1 in
+// network namespaces) and returns their names, main node first.
+func needNodes(t *testing.T, n int) []string {
+	t.Helper()
+	needCluster(t)
+	extraMu.Lock()
+	defer extraMu.Unlock()
+	for i := len(extraNodes); i < n-1; i++ {
+		x, err := addNode(i + 2)
+		if err != nil {
+			t.Fatalf("add node: %v", err)
+		}
+		extraNodes = append(extraNodes, x)
+	}
+	names := []string{nodeName}
+	for _, x := range extraNodes[:n-1] {
+		if err := waitReady(x.name, 2*time.Minute); err != nil {
+			b, _ := os.ReadFile(filepath.Join(x.dir, "agent.log"))
+			t.Fatalf("%v; agent log:\n%s", err, tail(string(b), 40))
+		}
+		names = append(names, x.name)
+	}
+	return names
+}
+
+// addNode creates node-<i> at 172.31.250.<i> and starts its agent.
+func addNode(i int) (*extraNode, error) {
+	x := &extraNode{name: fmt.Sprintf("e2e-node-%d", i), ip: fmt.Sprintf("172.31.250.%d", i), netns: fmt.Sprintf("orcae2e-%d", i)}
+	x.dir = filepath.Join(workDir, x.name)
+	host, peer := fmt.Sprintf("vorcae2e%d", i), fmt.Sprintf("vorcae2e%dp", i)
+	_ = runCmd("ip", "netns", "del", x.netns)
+	_ = runCmd("ip", "link", "del", host)
+	for _, c := range [][]string{
+		{"ip", "netns", "add", x.netns},
+		{"ip", "link", "add", host, "type", "veth", "peer", "name", peer},
+		{"ip", "link", "set", host, "master", testBridge, "up"},
+		{"ip", "link", "set", peer, "netns", x.netns},
+		{"ip", "-n", x.netns, "link", "set", peer, "name", "eth0"},
+		{"ip", "-n", x.netns, "addr", "add", x.ip + "/24", "dev", "eth0"},
+		{"ip", "-n", x.netns, "link", "set", "eth0", "up"},
+		{"ip", "-n", x.netns, "link", "set", "lo", "up"},
+		{"ip", "-n", x.netns, "route", "add", "default", "via", bridgeIP},
+	} {
+		if err := runCmd(c...); err != nil {
+			return nil, err
+		}
+	}
+	if err := os.MkdirAll(x.dir, 0o755); err != nil {
+		return nil, err
+	}
+	// The node reaches the API server over the bridge; the serving
+	// certificate names localhost, so the name is kept for TLS.
+	kc, err := clientcmd.LoadFromFile(inst.Kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	port := inst.URL[strings.LastIndex(inst.URL, ":")+1:]
+	for _, c := range kc.Clusters {
+		c.Server = "https://" + bridgeIP + ":" + port
+		c.TLSServerName = "localhost"
+	}
+	kubeconfig := filepath.Join(x.dir, "kubeconfig")
+	if err := clientcmd.WriteToFile(*kc, kubeconfig); err != nil {
+		return nil, err
+	}
+	// nsenter changes only the network namespace: `ip netns exec` would also
+	// remount /sys, hiding the cgroup file systems runc needs.
+	cmd := exec.Command("nsenter", "--net=/run/netns/"+x.netns, os.Args[0])
+	cmd.Env = append(os.Environ(), roleEnv+"=agent",
+		"ORCA_TEST_DATA_DIR="+x.dir, "ORCA_TEST_KUBECONFIG="+kubeconfig,
+		"ORCA_TEST_PAUSE="+pauseBin, "ORCA_TEST_KUBELET_PORT=10250",
+		"ORCA_TEST_NODE_NAME="+x.name, "ORCA_TEST_NODE_IP="+x.ip, "ORCA_TEST_POD_CIDR=")
+	logf, err := os.Create(filepath.Join(x.dir, "agent.log"))
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start agent of %s: %w", x.name, err)
+	}
+	x.proc = cmd
+	if err := waitReady(x.name, 2*time.Minute); err != nil {
+		b, _ := os.ReadFile(filepath.Join(x.dir, "agent.log"))
+		return nil, fmt.Errorf("%v; agent log:\n%s", err, tail(string(b), 40))
+	}
+	tar := filepath.Join(workDir, "busybox.tar")
+	if _, err := images.Import(context.Background(), images.SocketPath(x.dir), tar); err != nil {
+		return nil, fmt.Errorf("import busybox on %s: %w", x.name, err)
+	}
+	return x, nil
+}
+
+func waitReady(name string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		n, err := client.CoreV1().Nodes().Get(context.Background(), name, metav1.GetOptions{})
+		if err == nil {
+			for _, c := range n.Status.Conditions {
+				if c.Type == v1.NodeReady && c.Status == v1.ConditionTrue {
+					return nil
+				}
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return fmt.Errorf("node %s not Ready after %v", name, timeout)
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// removeExtraNodes stops the extra nodes' pods, agents and namespaces.
+func removeExtraNodes() {
+	extraMu.Lock()
+	defer extraMu.Unlock()
+	for _, x := range extraNodes {
+		if rt, err := cri.Dial(images.SocketPath(x.dir)); err == nil {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			if sbs, err := rt.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{}); err == nil {
+				for _, sb := range sbs.Items {
+					_, _ = rt.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: sb.Id})
+					_, _ = rt.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: sb.Id})
+				}
+			}
+			cancel()
+			rt.Close()
+		}
+		if x.proc != nil {
+			_ = x.proc.Process.Signal(syscall.SIGTERM)
+			done := make(chan struct{})
+			go func() { _ = x.proc.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(30 * time.Second):
+				_ = x.proc.Process.Kill()
+			}
+		}
+		killShims(x.dir)
+		_ = runCmd("ip", "netns", "del", x.netns)
+		i, _ := strconv.Atoi(x.name[strings.LastIndex(x.name, "-")+1:])
+		_ = runCmd("ip", "link", "del", fmt.Sprintf("vorcae2e%d", i))
+	}
+	extraNodes = nil
+}
+
+func TestPodToPodAcrossNodes(t *testing.T) {
+	nodes := needNodes(t, 3)
+	ns := namespace(t)
+	var pods []*v1.Pod
+	for i, n := range nodes {
+		p := simplePod(ns, fmt.Sprintf("web-%d", i), "echo served by $HOSTNAME > /tmp/index.html; exec httpd -f -p 8080 -h /tmp")
+		p.Spec.NodeName = n
+		createPod(t, p)
+	}
+	for i := range nodes {
+		pods = append(pods, waitPod(t, ns, fmt.Sprintf("web-%d", i), 2*time.Minute, "Running", running))
+	}
+	for i, from := range pods {
+		to := pods[(i+1)%len(pods)]
+		if from.Status.HostIP == to.Status.HostIP {
+			t.Fatalf("pods %s and %s on one node", from.Name, to.Name)
+		}
+		eventually(t, 20*time.Second, func() error {
+			res := runKubectl(t, nil, "", "exec", from.Name, "-n", ns, "--", "timeout", "5", "wget", "-qO-", "http://"+to.Status.PodIP+":8080/index.html")
+			if res.Code != 0 || res.Stdout != "served by "+to.Name+"\n" {
+				return fmt.Errorf("%s (%s) → %s (%s): %q %q", from.Name, from.Spec.NodeName, to.Name, to.Status.PodIP, res.Stdout, res.Stderr)
+			}
+			return nil
+		})
+	}
+	// Nodes got distinct pod ranges from the cluster.
+	seen := map[string]string{}
+	for _, n := range nodes {
+		node, err := client.CoreV1().Nodes().Get(context.Background(), n, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if node.Spec.PodCIDR == "" || seen[node.Spec.PodCIDR] != "" {
+			t.Errorf("node %s pod CIDR %q (also %q)", n, node.Spec.PodCIDR, seen[node.Spec.PodCIDR])
+		}
+		seen[node.Spec.PodCIDR] = n
+	}
+	// kubectl logs and exec reach a node in its own network namespace.
+	if out := kubectlOK(t, "", "exec", pods[2].Name, "-n", ns, "--", "hostname"); out != pods[2].Name+"\n" {
+		t.Errorf("exec on %s: %q", nodes[2], out)
+	}
+}
