@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 )
 
@@ -117,12 +118,18 @@ func TestProtobufRoundTrip(t *testing.T) {
 	if err != nil || len(list.Items) != 1 {
 		t.Fatalf("protobuf list: %v %v", err, list)
 	}
-	sc, err := pc.AppsV1().Deployments("proto").GetScale(ctx, "pb", metav1.GetOptions{})
+	// The deployment controller writes the object's status meanwhile, so
+	// the scale's resourceVersion may be stale: retry as clients do.
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		sc, err := pc.AppsV1().Deployments("proto").GetScale(ctx, "pb", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		sc.Spec.Replicas = 4
+		_, err = pc.AppsV1().Deployments("proto").UpdateScale(ctx, "pb", sc, metav1.UpdateOptions{})
+		return err
+	})
 	if err != nil {
-		t.Fatal(err)
-	}
-	sc.Spec.Replicas = 4
-	if _, err := pc.AppsV1().Deployments("proto").UpdateScale(ctx, "pb", sc, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	got, _ := pc.AppsV1().Deployments("proto").Get(ctx, "pb", metav1.GetOptions{})
