@@ -37,6 +37,7 @@ import (
 	"github.com/orca-project/orca/internal/kubelet/containerd"
 	"github.com/orca-project/orca/internal/kubelet/cri"
 	"github.com/orca-project/orca/internal/kubelet/nodestatus"
+	"github.com/orca-project/orca/internal/proxy"
 	kubeletserver "github.com/orca-project/orca/internal/kubelet/server"
 	"github.com/orca-project/orca/internal/version"
 )
@@ -273,6 +274,14 @@ func Run(ctx context.Context, o Options) error {
 	case <-ctx.Done():
 		return nil
 	}
+	// The service proxy, once service addresses route somewhere to be
+	// rewritten.
+	go func() {
+		err := proxy.Run(ctx, proxy.Options{Client: client, NodeName: o.NodeName, ClusterCIDR: o.ClusterCIDR, ServiceCIDR: o.ServiceCIDR, Metrics: reg, Log: log})
+		if err != nil && ctx.Err() == nil {
+			log.Error("service proxy", "err", err)
+		}
+	}()
 	log.Info("agent running", "node", o.NodeName, "nodeIP", nodeIP, "runtime", runtimeVersion, "kubeletPort", o.KubeletPort)
 	if o.Ready != nil {
 		o.Ready()
