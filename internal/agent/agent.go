@@ -37,8 +37,8 @@ import (
 	"github.com/orca-project/orca/internal/kubelet/containerd"
 	"github.com/orca-project/orca/internal/kubelet/cri"
 	"github.com/orca-project/orca/internal/kubelet/nodestatus"
-	"github.com/orca-project/orca/internal/proxy"
 	kubeletserver "github.com/orca-project/orca/internal/kubelet/server"
+	"github.com/orca-project/orca/internal/proxy"
 	"github.com/orca-project/orca/internal/version"
 )
 
