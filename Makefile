@@ -8,7 +8,7 @@ BIN       ?= bin/orca
 LDFLAGS   ?= $(shell hack/ldflags.sh)
 export LDFLAGS
 
-.PHONY: all build images up down test test-unit test-integration fuzz bench bench-scheduler bench-pods vet clean
+.PHONY: all build images up down test test-unit test-integration fuzz bench bench-scheduler bench-pods bench-proxy vet clean
 
 all: build
 
@@ -51,6 +51,9 @@ bench-scheduler:
 ## bench-pods: pod start-up on one node with its own containerd (root; ARGS='-pods N')
 bench-pods:
 	$(GO) run -ldflags "$(LDFLAGS)" ./bench/podstartup $(ARGS)
+## bench-proxy: service proxy rule sync in a private network namespace (root; ARGS='-services N -endpoints M')
+bench-proxy:
+	$(GO) run -ldflags "$(LDFLAGS)" ./bench/proxy $(ARGS)
 
 vet:
 	$(GO) vet ./...
