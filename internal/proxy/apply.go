@@ -53,27 +53,18 @@ func Plan(tx *knftables.Transaction, prev, next *Ruleset, full bool) {
 		tx.Add(&knftables.Table{Comment: knftables.PtrTo("rules for the orca service proxy")})
 	}
 	// Sets, maps and chains exist before anything refers to them.
-	for _, name := range sortedKeys(next.Sets) {
-		if full || prev.Sets[name] == nil {
-			tx.Add(next.Sets[name])
-		}
+	for _, name := range missing(next.Sets, prev.Sets, full) {
+		tx.Add(next.Sets[name])
 	}
-	for _, name := range sortedKeys(next.Maps) {
-		if full || prev.Maps[name] == nil {
-			tx.Add(next.Maps[name])
-		}
+	for _, name := range missing(next.Maps, prev.Maps, full) {
+		tx.Add(next.Maps[name])
 	}
-	for _, name := range sortedKeys(next.Chains) {
-		if full || prev.Chains[name] == nil {
-			c := next.Chains[name].Chain
-			tx.Add(&c)
-		}
+	for _, name := range missing(next.Chains, prev.Chains, full) {
+		c := next.Chains[name].Chain
+		tx.Add(&c)
 	}
-	for _, name := range sortedKeys(next.Chains) {
+	for _, name := range changedChains(prev, next, full) {
 		c, old := next.Chains[name], prev.Chains[name]
-		if !full && old != nil && slices.Equal(old.Rules, c.Rules) {
-			continue
-		}
 		if !fresh && (old != nil || full) {
 			tx.Flush(&knftables.Chain{Name: name})
 		}
@@ -99,42 +90,74 @@ func Plan(tx *knftables.Transaction, prev, next *Ruleset, full bool) {
 			tx.Add(next.Elements[id])
 		}
 	} else {
-		for _, id := range sortedKeys(prev.Elements) {
-			if e, ok := next.Elements[id]; !ok || !sameElement(e, prev.Elements[id]) {
-				tx.Delete(prev.Elements[id])
+		var gone, added []string
+		for id, e := range prev.Elements {
+			if n, ok := next.Elements[id]; !ok || !sameElement(e, n) {
+				gone = append(gone, id)
 			}
 		}
-		for _, id := range sortedKeys(next.Elements) {
-			if old, ok := prev.Elements[id]; !ok || !sameElement(old, next.Elements[id]) {
-				tx.Add(next.Elements[id])
+		for id, e := range next.Elements {
+			if old, ok := prev.Elements[id]; !ok || !sameElement(old, e) {
+				added = append(added, id)
 			}
+		}
+		sort.Strings(gone)
+		sort.Strings(added)
+		for _, id := range gone {
+			tx.Delete(prev.Elements[id])
+		}
+		for _, id := range added {
+			tx.Add(next.Elements[id])
 		}
 	}
 	// Chains and sets no longer wanted go last, once nothing refers to
 	// them; chains are emptied first, as they may refer to each other.
-	var gone []string
-	for _, name := range sortedKeys(prev.Chains) {
-		if next.Chains[name] == nil {
-			gone = append(gone, name)
-			tx.Flush(&knftables.Chain{Name: name})
-		}
+	gone := missing(prev.Chains, next.Chains, false)
+	for _, name := range gone {
+		tx.Flush(&knftables.Chain{Name: name})
 	}
 	for _, name := range gone {
 		tx.Delete(&knftables.Chain{Name: name})
 	}
-	for _, name := range sortedKeys(prev.Sets) {
-		if next.Sets[name] == nil {
-			tx.Delete(&knftables.Set{Name: name})
-		}
+	for _, name := range missing(prev.Sets, next.Sets, false) {
+		tx.Delete(&knftables.Set{Name: name})
 	}
-	for _, name := range sortedKeys(prev.Maps) {
-		if next.Maps[name] == nil {
-			tx.Delete(&knftables.Map{Name: name})
-		}
+	for _, name := range missing(prev.Maps, next.Maps, false) {
+		tx.Delete(&knftables.Map{Name: name})
 	}
 }
 
+// missing is the sorted names in a but not in b (all of a when all).
+func missing[V any](a, b map[string]V, all bool) []string {
+	var out []string
+	for name := range a {
+		if _, ok := b[name]; all || !ok {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// changedChains is the sorted names of next's chains whose rules differ
+// from prev's (all of them when full). Unchanged parts of a Builder are
+// the same objects, so most comparisons end at the pointer.
+func changedChains(prev, next *Ruleset, full bool) []string {
+	var out []string
+	for name, c := range next.Chains {
+		old := prev.Chains[name]
+		if full || old == nil || (old != c && !slices.Equal(old.Rules, c.Rules)) {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
 func sameElement(a, b *knftables.Element) bool {
+	if a == b {
+		return true
+	}
 	return slices.Equal(a.Value, b.Value) && ptrEq(a.Comment, b.Comment)
 }
 

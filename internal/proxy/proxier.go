@@ -102,6 +102,7 @@ func Run(ctx context.Context, o Options) error {
 	hc := &healthcheck.Servers{Healthy: healthy.Load, Log: log}
 	defer hc.Close()
 	syncer := &Syncer{NFT: o.NFT}
+	builder := new(Builder)
 	cfg := Config{ClusterCIDR: o.ClusterCIDR, ServiceCIDR: o.ServiceCIDR}
 	sync := func(full bool) error {
 		start := time.Now()
@@ -109,7 +110,7 @@ func Run(ctx context.Context, o Options) error {
 		if err != nil {
 			return err
 		}
-		rs := Build(cfg, svcs)
+		rs := builder.Build(cfg, svcs)
 		ops, err := syncer.Sync(ctx, rs, full)
 		healthy.Store(err == nil)
 		if err != nil {

@@ -4,7 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/base32"
 	"fmt"
-	"sort"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -88,10 +88,74 @@ func hashAndTruncate(name string) string {
 	return name
 }
 
+func newRuleset() *Ruleset {
+	return &Ruleset{Chains: map[string]*Chain{}, Sets: map[string]*knftables.Set{}, Maps: map[string]*knftables.Map{}, Elements: map[string]*knftables.Element{}}
+}
+
 // Build is the table for services, given cfg. It is a pure function:
 // the same input always gives the same rule set.
 func Build(cfg Config, services []ServicePort) *Ruleset {
-	r := &Ruleset{Chains: map[string]*Chain{}, Sets: map[string]*knftables.Set{}, Maps: map[string]*knftables.Map{}, Elements: map[string]*knftables.Element{}}
+	return new(Builder).Build(cfg, services)
+}
+
+// Builder builds like Build, but remembers each service port's part of
+// the table, so that a rebuild after a small change only formats the
+// service ports that changed. Parts are shared between the rule sets it
+// returns, which nobody may modify.
+type Builder struct {
+	cfg   Config
+	parts map[string]*part
+}
+
+type part struct {
+	in  ServicePort
+	out *Ruleset
+}
+
+// Build is Build(cfg, services), reusing unchanged services' parts.
+func (b *Builder) Build(cfg Config, services []ServicePort) *Ruleset {
+	if b.parts == nil || b.cfg != cfg {
+		b.parts, b.cfg = map[string]*part{}, cfg
+	}
+	r := base(cfg)
+	seen := make(map[string]bool, len(services))
+	for i := range services {
+		s := &services[i]
+		key := s.chainBase()
+		seen[key] = true
+		p := b.parts[key]
+		if p == nil || !reflect.DeepEqual(&p.in, s) {
+			p = &part{in: *s, out: newRuleset()}
+			p.out.service(cfg, s)
+			b.parts[key] = p
+		}
+		r.merge(p.out)
+	}
+	for key := range b.parts {
+		if !seen[key] {
+			delete(b.parts, key)
+		}
+	}
+	return r
+}
+
+func (r *Ruleset) merge(p *Ruleset) {
+	for k, v := range p.Chains {
+		r.Chains[k] = v
+	}
+	for k, v := range p.Sets {
+		r.Sets[k] = v
+	}
+	for k, v := range p.Elements {
+		r.Elements[k] = v
+	}
+	r.Services += p.Services
+	r.Endpoints += p.Endpoints
+}
+
+// base is the table's fixed part.
+func base(cfg Config) *Ruleset {
+	r := newRuleset()
 	ipPortProto := "ipv4_addr . inet_proto . inet_service : verdict"
 	r.Maps[serviceIPsMap] = &knftables.Map{Name: serviceIPsMap, Type: ipPortProto, Comment: knftables.PtrTo("ClusterIP, ExternalIP and LoadBalancer IP traffic")}
 	r.Maps[serviceNodePortsMap] = &knftables.Map{Name: serviceNodePortsMap, Type: "inet_proto . inet_service : verdict", Comment: knftables.PtrTo("NodePort traffic")}
@@ -128,11 +192,6 @@ func Build(cfg Config, services []ServicePort) *Ruleset {
 		"mark set mark xor "+masqueradeMark,
 		"masquerade fully-random")
 
-	sorted := append([]ServicePort(nil), services...)
-	sort.Slice(sorted, func(i, j int) bool { return sorted[i].chainBase() < sorted[j].chainBase() })
-	for i := range sorted {
-		r.service(cfg, &sorted[i])
-	}
 	return r
 }
 

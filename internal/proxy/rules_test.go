@@ -219,3 +219,23 @@ func TestIncrementalTouchesOnlyChangedService(t *testing.T) {
 		t.Errorf("a sync without changes sent %d operations (err %v)", n, err)
 	}
 }
+
+// TestBuilderMatchesBuild: a Builder reusing parts gives the rules Build
+// gives from scratch, through changes, additions and removals.
+func TestBuilderMatchesBuild(t *testing.T) {
+	b := new(Builder)
+	steps := [][]ServicePort{
+		{web(nil), web(func(s *ServicePort) { s.Name = "api" })},
+		{web(func(s *ServicePort) { s.Endpoints = s.Endpoints[:1] }), web(func(s *ServicePort) { s.Name = "api" })},
+		{web(func(s *ServicePort) { s.Name = "api"; s.AffinityTimeout = time.Minute })},
+		{web(nil), web(func(s *ServicePort) { s.Name = "api"; s.AffinityTimeout = time.Minute })},
+	}
+	for i, svcs := range steps {
+		if got, want := render(b.Build(testCfg, svcs)), render(Build(testCfg, svcs)); got != want {
+			t.Errorf("step %d: builder differs from Build:\n%s\nwant:\n%s", i, got, want)
+		}
+	}
+	if got, want := render(b.Build(Config{ClusterCIDR: "10.99.0.0/16"}, steps[0])), render(Build(Config{ClusterCIDR: "10.99.0.0/16"}, steps[0])); got != want {
+		t.Error("builder ignores a configuration change")
+	}
+}
