@@ -40,7 +40,11 @@ func (a *agentFlags) register(f *pflag.FlagSet, standalone bool) {
 		f.StringVar(&a.opts.ClusterCIDR, "cluster-cidr", "10.42.0.0/16", "the cluster's pod range (routes between nodes, masquerading)")
 		f.StringVar(&a.opts.ServiceCIDR, "service-cidr", "10.43.0.0/16", "the cluster's service range")
 	}
-	f.StringSliceVar(&a.dns, "cluster-dns", nil, "cluster DNS server addresses for pods with dnsPolicy ClusterFirst")
+	if standalone {
+		f.StringSliceVar(&a.dns, "cluster-dns", []string{"10.43.0.10"}, "cluster DNS server addresses for pods with dnsPolicy ClusterFirst (the kube-dns service)")
+	} else {
+		f.StringSliceVar(&a.dns, "cluster-dns", nil, "cluster DNS server addresses for pods with dnsPolicy ClusterFirst (the kube-dns service's address when empty)")
+	}
 	f.StringVar(&a.opts.ClusterDomain, "cluster-domain", "cluster.local", "cluster's DNS domain")
 	f.Int64Var(&a.opts.MaxPods, "max-pods", 110, "most pods this node runs")
 	f.StringSliceVar(&a.reserved, "kube-reserved", nil, "resources held back from pods, e.g. cpu=100m,memory=256Mi")

@@ -19,7 +19,7 @@ func newControllerManagerCommand() *cobra.Command {
 		kubeconfig, address, logLevel string
 		qps                           float32
 		burst                         int
-		clusterCIDR                   string
+		clusterCIDR, lbPool           string
 	)
 	cmd := &cobra.Command{
 		Use:   "controller-manager",
@@ -48,7 +48,7 @@ func newControllerManagerCommand() *cobra.Command {
 					},
 				})
 			}
-			controllers = append(controllers, server.NodeIPAM(clusterCIDR))
+			controllers = append(controllers, server.NodeIPAM(clusterCIDR), server.ServiceLB(lbPool))
 			m, err := controllermanager.New(controllermanager.Config{REST: cfg, Log: log, Metrics: reg, Controllers: controllers})
 			if err != nil {
 				return err
@@ -59,6 +59,7 @@ func newControllerManagerCommand() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig naming the API server and the credentials to use")
 	f.StringVar(&clusterCIDR, "cluster-cidr", server.DefaultClusterCIDR, "IPv4 range node pod CIDRs (a /24 each) are assigned from")
+	f.StringVar(&lbPool, "loadbalancer-pool", "", "addresses for LoadBalancer services, one each (CIDR or FIRST-LAST); the Ready nodes' InternalIPs when empty")
 	f.StringVar(&address, "bind-address", "127.0.0.1:10257", "address serving /healthz, /readyz and /metrics")
 	f.Float32Var(&qps, "kube-api-qps", 100, "queries per second to the API server")
 	f.IntVar(&burst, "kube-api-burst", 200, "burst of queries to the API server")

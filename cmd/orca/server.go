@@ -29,6 +29,7 @@ func newServerCommand() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.Log = newLogger(logLevel)
+			opts.ClusterDomain = node.opts.ClusterDomain
 			opts.Out = cmd.OutOrStdout()
 			if !disableAgent {
 				a, err := node.complete()
@@ -67,6 +68,9 @@ func newServerCommand() *cobra.Command {
 	f.StringVar(&opts.ServiceCIDR, "service-cidr", server.DefaultServiceCIDR, "IPv4 range service cluster IPs are allocated from")
 	f.StringVar(&opts.ServiceNodePortRange, "service-node-port-range", server.DefaultServiceNodePortRange, "port range NodePort and LoadBalancer services get node ports from")
 	f.StringVar(&opts.ServiceAccountIssuer, "service-account-issuer", "", "issuer (\"iss\") of service-account tokens; https://kubernetes.default.svc.cluster.local when empty")
+	f.IntVar(&opts.ClusterDNSPort, "cluster-dns-port", server.DefaultClusterDNSPort, "port (UDP and TCP, on --bind-address) of the cluster DNS server behind the kube-dns service; -1 turns it off")
+	f.StringSliceVar(&opts.DNSUpstreams, "dns-upstream", nil, "resolvers (host[:port]) that names outside the cluster domain are forwarded to; without any they get SERVFAIL")
+	f.StringVar(&opts.LoadBalancerPool, "loadbalancer-pool", "", "addresses for LoadBalancer services, one each (CIDR or FIRST-LAST); the Ready nodes' InternalIPs when empty")
 	f.BoolVar(&disableAgent, "disable-agent", false, "do not run a node agent in this process")
 	node.register(f, false)
 	f.BoolVar(&opts.DisableControllerManager, "disable-controller-manager", false, "do not run the controllers in this process (run orca controller-manager instead)")

@@ -26,6 +26,16 @@ func agentOptions(opts Options, tlsDir string, ca *pki.Pair, port int) (agent.Op
 	if a.ServiceCIDR == "" {
 		a.ServiceCIDR = DefaultServiceCIDR
 	}
+	if len(a.ClusterDNS) == 0 && opts.ClusterDNSPort >= 0 {
+		ip, err := ClusterDNSIP(a.ServiceCIDR)
+		if err != nil {
+			return a, err
+		}
+		a.ClusterDNS = []string{ip}
+	}
+	if a.ClusterDomain == "" {
+		a.ClusterDomain = opts.ClusterDomain
+	}
 	if a.NodeName == "" {
 		n, err := agentNodeName()
 		if err != nil {

@@ -23,7 +23,7 @@ func controllerManager(opts Options, tlsDir string, ca *pki.Pair, port int, reg 
 	}
 	return controllermanager.New(controllermanager.Config{
 		REST: cfg, Log: opts.Log, Metrics: reg,
-		Controllers: append(controllermanager.DefaultControllers(), rootCAPublisher(ca.CertPEM), NodeIPAM(opts.ClusterCIDR)),
+		Controllers: append(controllermanager.DefaultControllers(), rootCAPublisher(ca.CertPEM), NodeIPAM(opts.ClusterCIDR), ServiceLB(opts.LoadBalancerPool)),
 	})
 }
 

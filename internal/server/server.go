@@ -76,6 +76,18 @@ type Options struct {
 	// ServiceAccountIssuer is the "iss" of service-account tokens;
 	// https://kubernetes.default.svc.cluster.local when empty.
 	ServiceAccountIssuer string
+	// ClusterDNSPort is where the cluster DNS server listens (UDP and TCP,
+	// on BindAddress); 0 picks a free port (tests), negative turns it off.
+	ClusterDNSPort int
+	// ClusterDomain is the DNS domain of services and pods; cluster.local
+	// when empty.
+	ClusterDomain string
+	// DNSUpstreams (host[:port]) receive names outside the cluster domain;
+	// with none those get SERVFAIL.
+	DNSUpstreams []string
+	// LoadBalancerPool (CIDR or FIRST-LAST) gives each LoadBalancer
+	// Service an address of its own; empty uses the Ready nodes' InternalIPs.
+	LoadBalancerPool string
 	// CompactInterval overrides the history compaction period.
 	CompactInterval time.Duration
 
@@ -284,6 +296,11 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 		return nil, err
 	}
 	say("API server ready at %s", url)
+	if err := startClusterDNS(gctx, opts, tlsDir, ca, port, reg, g.Go); err != nil {
+		cancel()
+		_ = inst.Wait()
+		return nil, err
+	}
 	if !opts.DisableControllerManager {
 		cm, err := controllerManager(opts, tlsDir, ca, port, reg)
 		if err != nil {

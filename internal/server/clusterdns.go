@@ -1,0 +1,267 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/orca-project/orca/internal/auth/pki"
+	"github.com/orca-project/orca/internal/dns"
+)
+
+// DefaultClusterDNSPort is where the cluster DNS server listens: not 53,
+// which a host resolver (systemd-resolved, dnsmasq) often holds; pods
+// reach it through the kube-dns Service's port 53 anyway.
+const DefaultClusterDNSPort = 10053
+
+// kubeDNSName is the Service pods' resolv.conf points at, kube-system's
+// kube-dns as in kubeadm and k3s.
+const kubeDNSName = "kube-dns"
+
+// kubeDNSReconcileInterval is how often the kube-dns Service and its
+// endpoints are put back, should someone have edited them.
+const kubeDNSReconcileInterval = 30 * time.Second
+
+// ClusterDNSIP is the kube-dns Service's address: the tenth of the service
+// range (10.43.0.10 by default), as k3s has it.
+func ClusterDNSIP(serviceCIDR string) (string, error) {
+	ipr, _, err := serviceRanges(Options{ServiceCIDR: serviceCIDR})
+	if err != nil {
+		return "", err
+	}
+	return ipr.Addr(9).String(), nil
+}
+
+// clusterDNS builds the DNS server and opens its sockets on the bind
+// address; nil when disabled.
+func clusterDNS(opts Options, tlsDir string, ca *pki.Pair, port int, reg prometheus.Registerer) (*dns.Server, kubernetes.Interface, error) {
+	if opts.ClusterDNSPort < 0 {
+		return nil, nil, nil
+	}
+	cfg, err := loopbackConfig(opts, tlsDir, ca, port, "cluster-dns", "system:kube-dns", "orca-dns", 20, 40)
+	if err != nil {
+		return nil, nil, err
+	}
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("cluster DNS client: %w", err)
+	}
+	s, err := dns.New(dns.Config{Client: client, Zone: opts.ClusterDomain, Upstreams: opts.DNSUpstreams, Metrics: reg, Log: opts.Log})
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := s.Listen(net.JoinHostPort(opts.BindAddress, strconv.Itoa(opts.ClusterDNSPort))); err != nil {
+		return nil, nil, err
+	}
+	return s, client, nil
+}
+
+// kubeDNS keeps the kube-dns Service, its Endpoints and its EndpointSlice
+// pointing at this server's DNS port. The Service has no selector: its
+// one endpoint is this process, ready once the DNS caches have synced.
+type kubeDNS struct {
+	client    kubernetes.Interface
+	clusterIP string
+	nodeIP    string
+	port      int32
+	ready     func() bool
+	log       *slog.Logger
+}
+
+// run reconciles at once, when the DNS server becomes ready, and then
+// periodically, until ctx ends.
+func (k *kubeDNS) run(ctx context.Context) error {
+	wasReady := false
+	for {
+		if err := k.reconcile(ctx); err != nil && ctx.Err() == nil {
+			k.log.Warn("reconcile the kube-dns service", "err", err)
+		}
+		wait := kubeDNSReconcileInterval
+		if !wasReady {
+			wait = 200 * time.Millisecond
+		}
+		wasReady = k.ready()
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(wait):
+		}
+	}
+}
+
+func (k *kubeDNS) reconcile(ctx context.Context) error {
+	ports := []corev1.ServicePort{
+		{Name: "dns", Protocol: corev1.ProtocolUDP, Port: 53, TargetPort: intstr.FromInt32(k.port)},
+		{Name: "dns-tcp", Protocol: corev1.ProtocolTCP, Port: 53, TargetPort: intstr.FromInt32(k.port)},
+	}
+	svcs := k.client.CoreV1().Services(metav1.NamespaceSystem)
+	cur, err := svcs.Get(ctx, kubeDNSName, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		_, err = svcs.Create(ctx, &corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Name: kubeDNSName, Namespace: metav1.NamespaceSystem, Labels: map[string]string{
+				"k8s-app": "kube-dns", "kubernetes.io/cluster-service": "true", "kubernetes.io/name": "CoreDNS"}},
+			Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, ClusterIP: k.clusterIP, Ports: ports},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			return fmt.Errorf("create service: %w", err)
+		}
+	case err != nil:
+		return fmt.Errorf("get service: %w", err)
+	case !apiequality.Semantic.DeepEqual(cur.Spec.Ports, ports):
+		// Only the ports: the address is immutable, as the kubernetes
+		// service's is.
+		cur.Spec.Ports = ports
+		if _, err := svcs.Update(ctx, cur, metav1.UpdateOptions{}); err != nil {
+			return fmt.Errorf("update service ports: %w", err)
+		}
+	}
+	if net.ParseIP(k.nodeIP) == nil || net.ParseIP(k.nodeIP).IsLoopback() {
+		// Pods cannot reach the host's loopback; endpoints refuse it too.
+		return fmt.Errorf("no node address for the kube-dns endpoints (have %q)", k.nodeIP)
+	}
+	if err := k.putEndpoints(ctx); err != nil {
+		return err
+	}
+	return k.putSlice(ctx)
+}
+
+func (k *kubeDNS) putEndpoints(ctx context.Context) error {
+	addr := []corev1.EndpointAddress{{IP: k.nodeIP}}
+	subset := corev1.EndpointSubset{Ports: []corev1.EndpointPort{
+		{Name: "dns", Protocol: corev1.ProtocolUDP, Port: k.port},
+		{Name: "dns-tcp", Protocol: corev1.ProtocolTCP, Port: k.port},
+	}}
+	if k.ready() {
+		subset.Addresses = addr
+	} else {
+		subset.NotReadyAddresses = addr
+	}
+	want := &corev1.Endpoints{
+		ObjectMeta: metav1.ObjectMeta{Name: kubeDNSName, Namespace: metav1.NamespaceSystem,
+			// The slice is written here; the mirroring controller must not
+			// write a second one.
+			Labels: map[string]string{discoveryv1.LabelSkipMirror: "true", "k8s-app": "kube-dns"}},
+		Subsets: []corev1.EndpointSubset{subset},
+	}
+	eps := k.client.CoreV1().Endpoints(metav1.NamespaceSystem)
+	cur, err := eps.Get(ctx, kubeDNSName, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		if _, err := eps.Create(ctx, want, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("create endpoints: %w", err)
+		}
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("get endpoints: %w", err)
+	}
+	if apiequality.Semantic.DeepEqual(cur.Subsets, want.Subsets) && cur.Labels[discoveryv1.LabelSkipMirror] == "true" {
+		return nil
+	}
+	cur.Subsets = want.Subsets
+	if cur.Labels == nil {
+		cur.Labels = map[string]string{}
+	}
+	cur.Labels[discoveryv1.LabelSkipMirror] = "true"
+	if _, err := eps.Update(ctx, cur, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("update endpoints: %w", err)
+	}
+	return nil
+}
+
+func (k *kubeDNS) putSlice(ctx context.Context) error {
+	ready := k.ready()
+	udp, tcp := corev1.ProtocolUDP, corev1.ProtocolTCP
+	dnsName, tcpName := "dns", "dns-tcp"
+	want := &discoveryv1.EndpointSlice{
+		ObjectMeta: metav1.ObjectMeta{Name: kubeDNSName, Namespace: metav1.NamespaceSystem, Labels: map[string]string{
+			discoveryv1.LabelServiceName: kubeDNSName, discoveryv1.LabelManagedBy: "orca-server"}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Endpoints: []discoveryv1.Endpoint{{Addresses: []string{k.nodeIP},
+			Conditions: discoveryv1.EndpointConditions{Ready: &ready, Serving: &ready, Terminating: new(bool)}}},
+		Ports: []discoveryv1.EndpointPort{
+			{Name: &dnsName, Protocol: &udp, Port: &k.port},
+			{Name: &tcpName, Protocol: &tcp, Port: &k.port},
+		},
+	}
+	slices := k.client.DiscoveryV1().EndpointSlices(metav1.NamespaceSystem)
+	cur, err := slices.Get(ctx, kubeDNSName, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		if _, err := slices.Create(ctx, want, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("create endpointslice: %w", err)
+		}
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("get endpointslice: %w", err)
+	}
+	if apiequality.Semantic.DeepEqual(cur.Endpoints, want.Endpoints) && apiequality.Semantic.DeepEqual(cur.Ports, want.Ports) &&
+		cur.Labels[discoveryv1.LabelServiceName] == kubeDNSName {
+		return nil
+	}
+	cur.Endpoints, cur.Ports = want.Endpoints, want.Ports
+	if cur.Labels == nil {
+		cur.Labels = map[string]string{}
+	}
+	for k, v := range want.Labels {
+		cur.Labels[k] = v
+	}
+	if _, err := slices.Update(ctx, cur, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("update endpointslice: %w", err)
+	}
+	return nil
+}
+
+// dnsNodeIP is the address pods reach this process at: the in-process
+// agent's node IP, else a non-loopback advertise address, else the
+// default route's source address.
+func dnsNodeIP(opts Options) string {
+	if opts.Agent != nil && net.ParseIP(opts.Agent.NodeIP) != nil {
+		return opts.Agent.NodeIP
+	}
+	if ip := net.ParseIP(opts.AdvertiseAddress); ip != nil && !ip.IsLoopback() && !ip.IsUnspecified() {
+		return ip.String()
+	}
+	// A UDP "connection" sends nothing; it only asks the kernel which
+	// address it would use.
+	if conn, err := net.Dial("udp4", "192.0.2.1:9"); err == nil {
+		defer conn.Close()
+		return conn.LocalAddr().(*net.UDPAddr).IP.String()
+	}
+	if addrs, err := net.InterfaceAddrs(); err == nil {
+		for _, a := range addrs {
+			if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && n.IP.To4() != nil {
+				return n.IP.String()
+			}
+		}
+	}
+	return ""
+}
+
+// startClusterDNS runs the DNS server and the kube-dns reconciler in g.
+func startClusterDNS(ctx context.Context, opts Options, tlsDir string, ca *pki.Pair, port int, reg prometheus.Registerer, goFn func(func() error)) error {
+	s, client, err := clusterDNS(opts, tlsDir, ca, port, reg)
+	if err != nil || s == nil {
+		return err
+	}
+	ip, err := ClusterDNSIP(opts.ServiceCIDR)
+	if err != nil {
+		return err
+	}
+	k := &kubeDNS{client: client, clusterIP: ip, nodeIP: dnsNodeIP(opts), port: int32(s.Port()), ready: s.Ready, log: opts.Log}
+	goFn(func() error { return s.Run(ctx) })
+	goFn(func() error { return k.run(ctx) })
+	return nil
+}
