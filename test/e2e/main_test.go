@@ -74,6 +74,18 @@ func run(m *testing.M) int {
 	if skipReason != "" {
 		return m.Run()
 	}
+	// One run at a time on a machine: the test node's bridge, routes and
+	// tables live in the machine's own network namespace.
+	lock, err := os.OpenFile("/run/orca-e2e.lock", os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		fmt.Fprintln(os.Stderr, "lock:", err)
+		return 1
+	}
 	dir, err := os.MkdirTemp("", "orca-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
