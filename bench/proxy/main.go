@@ -3,13 +3,18 @@
 // sync) and after one endpoint changed (an incremental sync), applied to a
 // private network namespace. The baseline is `nft -f` of the very same
 // rules in the same run, so the ratio shows what the proxy adds over the
-// kernel's own cost. It needs root and nft.
+// kernel's own cost. A second figure is the latency of HTTP requests
+// through a cluster IP against the endpoint's own address. It needs root
+// and nft.
 package main
 
 import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"sort"
@@ -27,6 +32,7 @@ var (
 	services  = flag.Int("services", 1000, "services")
 	endpoints = flag.Int("endpoints", 10, "endpoints per service")
 	rounds    = flag.Int("rounds", 5, "measurements per figure (the median is shown)")
+	requests  = flag.Int("requests", 2000, "HTTP requests per path for the latency figure")
 )
 
 func main() {
@@ -130,6 +136,10 @@ func run() error {
 		}
 		incRaw = append(incRaw, d)
 	}
+	lat, err := latency(ctx, nft, before)
+	if err != nil {
+		return err
+	}
 	_ = exec.Command("nft", "delete", "table", "ip", proxy.Table).Run()
 
 	fmt.Printf("%d services × %d endpoints, %d rounds (median)\n\n", *services, *endpoints, *rounds)
@@ -137,6 +147,8 @@ func run() error {
 	fmt.Println("|---|---|---|---|")
 	fmt.Printf("| full sync (%d operations) | %v | %v | %.2f |\n", fullOps, med(full), med(fullRaw), ratio(full, fullRaw))
 	fmt.Printf("| one endpoint changed (%d operations) | %v | %v | %.2f |\n", incOps, med(inc), med(incRaw), ratio(inc, incRaw))
+	fmt.Printf("| HTTP request on a new connection, p50 (%d) | %v via cluster IP | %v to the pod address | %.2f |\n", *requests, lat.p50Svc, lat.p50Direct, float64(lat.p50Svc)/float64(lat.p50Direct))
+	fmt.Printf("| HTTP request on a new connection, p99 | %v via cluster IP | %v to the pod address | %.2f |\n", lat.p99Svc, lat.p99Direct, float64(lat.p99Svc)/float64(lat.p99Direct))
 	fmt.Printf("| rule generation alone, all services | %v | | |\n", med(build))
 	fmt.Printf("| rule generation alone, one endpoint changed | %v | | |\n", med(rebuild))
 	return nil
@@ -174,3 +186,66 @@ func med(d []time.Duration) time.Duration {
 }
 
 func ratio(a, b []time.Duration) float64 { return float64(med(a)) / float64(med(b)) }
+
+type latencies struct{ p50Svc, p99Svc, p50Direct, p99Direct time.Duration }
+
+// latency compares HTTP requests, each on a new connection, through a
+// cluster IP (DNAT by the proxy's rules, with the benchmark's services in
+// the maps) and straight to the endpoint's address: an HTTP server on an
+// extra address of the namespace's loopback device.
+func latency(ctx context.Context, nft knftables.Interface, svcs []proxy.ServicePort) (latencies, error) {
+	const podIP, clusterIP = "10.42.255.200", "10.43.255.1"
+	for _, c := range [][]string{
+		{"ip", "link", "set", "lo", "up"},
+		{"ip", "addr", "add", podIP + "/32", "dev", "lo"},
+		{"ip", "route", "add", "10.43.0.0/16", "dev", "lo"},
+	} {
+		if out, err := exec.Command(c[0], c[1:]...).CombinedOutput(); err != nil {
+			return latencies{}, fmt.Errorf("%v: %v: %s", c, err, out)
+		}
+	}
+	ln, err := net.Listen("tcp", podIP+":8080")
+	if err != nil {
+		return latencies{}, err
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("ok")) })}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+
+	svcs = append(svcs, proxy.ServicePort{Namespace: "bench", Name: "echo", Protocol: "tcp", ClusterIP: clusterIP, Port: 80,
+		Endpoints: []proxy.Endpoint{{IP: podIP, Port: 8080, Ready: true, Serving: true}}})
+	if _, err := (&proxy.Syncer{NFT: nft}).Sync(ctx, proxy.Build(cfg, svcs), false); err != nil {
+		return latencies{}, err
+	}
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 5 * time.Second}
+	get := func(url string) (time.Duration, error) {
+		start := time.Now()
+		resp, err := client.Get(url)
+		if err != nil {
+			return 0, err
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return time.Since(start), nil
+	}
+	var svc, direct []time.Duration
+	// Alternate, so both paths see the same machine load.
+	for i := 0; i < *requests; i++ {
+		d, err := get("http://" + clusterIP + "/")
+		if err != nil {
+			return latencies{}, fmt.Errorf("via cluster IP: %w", err)
+		}
+		svc = append(svc, d)
+		if d, err = get("http://" + podIP + ":8080/"); err != nil {
+			return latencies{}, err
+		}
+		direct = append(direct, d)
+	}
+	return latencies{pct(svc, 50), pct(svc, 99), pct(direct, 50), pct(direct, 99)}, nil
+}
+
+func pct(d []time.Duration, p int) time.Duration {
+	s := append([]time.Duration(nil), d...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[(len(s)-1)*p/100].Round(time.Microsecond)
+}
