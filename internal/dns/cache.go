@@ -11,9 +11,9 @@ import (
 
 // Index names of the informer indexes answers are looked up by.
 const (
-	byIP        = "ip"
-	byNamespace = "namespace"
-	byService   = "service"
+	byIP        = "dns-ip"
+	byNamespace = "dns-namespace"
+	byService   = "dns-service"
 )
 
 // ServiceIndexers are the indexes the services informer needs: by
