@@ -8,7 +8,7 @@ BIN       ?= bin/orca
 LDFLAGS   ?= $(shell hack/ldflags.sh)
 export LDFLAGS
 
-.PHONY: all build images up down test test-unit test-integration fuzz bench bench-scheduler bench-pods bench-proxy vet clean
+.PHONY: all build images up down test test-unit test-integration fuzz bench bench-scheduler bench-pods bench-proxy bench-dns vet clean
 
 all: build
 
@@ -54,6 +54,10 @@ bench-pods:
 ## bench-proxy: service proxy rule sync in a private network namespace (root; ARGS='-services N -endpoints M')
 bench-proxy:
 	$(GO) run -ldflags "$(LDFLAGS)" ./bench/proxy $(ARGS)
+
+## bench-dns: cluster DNS queries per second over UDP against a static miekg server (ARGS='-clients N')
+bench-dns:
+	$(GO) run -ldflags "$(LDFLAGS)" ./bench/dns $(ARGS)
 
 vet:
 	$(GO) vet ./...
