@@ -121,3 +121,19 @@ func TestRunProgramsAndCoalesces(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestHealthChecksCountReadyLocalEndpoints(t *testing.T) {
+	svcs := []ServicePort{
+		{Namespace: "ns", Name: "web", PortName: "http", HealthCheckNodePort: 31000, Endpoints: []Endpoint{
+			{IP: "a", Local: true, Ready: true}, {IP: "b", Local: true, Serving: true, Terminating: true}, {IP: "c", Ready: true},
+		}},
+		// A second port of the same service shares the health check.
+		{Namespace: "ns", Name: "web", PortName: "https", HealthCheckNodePort: 31000, Endpoints: []Endpoint{{IP: "a", Local: true, Ready: true}}},
+		{Namespace: "ns", Name: "api", HealthCheckNodePort: 31001, Endpoints: []Endpoint{{IP: "c", Ready: true}}},
+		{Namespace: "ns", Name: "plain", Endpoints: []Endpoint{{IP: "d", Local: true, Ready: true}}},
+	}
+	got := healthChecks(svcs)
+	if len(got) != 2 || got[31000].LocalEndpoints != 1 || got[31000].Name != "web" || got[31001].LocalEndpoints != 0 {
+		t.Errorf("health checks: %+v", got)
+	}
+}
