@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -95,13 +96,20 @@ func TestAgentKill9LeavesContainersRunning(t *testing.T) {
 	if st, _ := criState(t, id, string(surv.UID)); st != runtimeapi.ContainerState_CONTAINER_RUNNING {
 		t.Fatalf("container %s is %s after the agent came back", id, st)
 	}
-	// The pod deleted while the agent was away is cleaned up.
+	// The pod deleted while the agent was away is cleaned up, and its
+	// address goes back to the node's pool.
 	eventually(t, 30*time.Second, func() error {
 		if _, has := criState(t, "", string(doomed.UID)); has {
 			return fmt.Errorf("sandbox of the deleted pod is still there")
 		}
+		if _, err := os.Stat(filepath.Join(nodeDir, "agent", "cni", "state", "orca", doomed.Status.PodIP)); err == nil {
+			return fmt.Errorf("address %s of the deleted pod is still reserved", doomed.Status.PodIP)
+		}
 		return nil
 	})
+	if _, err := os.Stat(filepath.Join(nodeDir, "agent", "cni", "state", "orca", surv.Status.PodIP)); err != nil {
+		t.Errorf("the running pod's address %s is not reserved: %v", surv.Status.PodIP, err)
+	}
 }
 
 func TestContainerdRestartKeepsPods(t *testing.T) {
