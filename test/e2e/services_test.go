@@ -232,3 +232,66 @@ func httpGet(url string) (string, error) {
 	b, err := io.ReadAll(resp.Body)
 	return strings.TrimSpace(string(b)), err
 }
+
+// TestServiceLoadBalancerLocal: a LoadBalancer service with
+// externalTrafficPolicy Local answers on its ingress IP (from a pod, which
+// the rules short-circuit to every endpoint), and the proxy serves its
+// health-check node port: 200 with the local endpoint count, 503 when none
+// is ready.
+func TestServiceLoadBalancerLocal(t *testing.T) {
+	needCluster(t)
+	ns := namespace(t)
+	svc := createService(t, ns, "lb", func(s *v1.Service) {
+		s.Spec.Type = v1.ServiceTypeLoadBalancer
+		s.Spec.ExternalTrafficPolicy = v1.ServiceExternalTrafficPolicyLocal
+		// A class of the test's own: no load-balancer controller of the
+		// cluster writes this service's status.
+		class := "e2e.orca.test/manual"
+		s.Spec.LoadBalancerClass = &class
+	})
+	if svc.Spec.HealthCheckNodePort == 0 {
+		t.Fatal("no healthCheckNodePort allocated")
+	}
+	const lbIP = "192.0.2.77"
+	eventually(t, 10*time.Second, func() error {
+		cur, err := client.CoreV1().Services(ns).Get(context.Background(), "lb", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		cur.Status.LoadBalancer.Ingress = []v1.LoadBalancerIngress{{IP: lbIP}}
+		_, err = client.CoreV1().Services(ns).UpdateStatus(context.Background(), cur, metav1.UpdateOptions{})
+		return err
+	})
+	webBackends(t, ns)
+	waitReadyEndpoints(t, ns, "lb", 2)
+
+	eventually(t, 10*time.Second, func() error {
+		a := count(fetchFrom(t, ns, "client", "http://"+lbIP+"/", 10))
+		if a["web-0"]+a["web-1"] != 10 {
+			return fmt.Errorf("answers through the load-balancer IP: %v", a)
+		}
+		return nil
+	})
+
+	hc := "http://127.0.0.1:" + strconv.Itoa(int(svc.Spec.HealthCheckNodePort)) + "/"
+	check := func(wantCode, wantEndpoints int) func() error {
+		return func() error {
+			resp, err := http.Get(hc)
+			if err != nil {
+				return err
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			want := fmt.Sprintf("{\n\t\"service\": {\n\t\t\"namespace\": %q,\n\t\t\"name\": \"lb\"\n\t},\n\t\"localEndpoints\": %d,\n\t\"serviceProxyHealthy\": true\n}", ns, wantEndpoints)
+			if resp.StatusCode != wantCode || string(b) != want || resp.Header.Get("Content-Type") != "application/json" {
+				return fmt.Errorf("health check: %d %q, want %d %q", resp.StatusCode, b, wantCode, want)
+			}
+			return nil
+		}
+	}
+	eventually(t, 10*time.Second, check(200, 2))
+	for _, p := range []string{"web-0", "web-1"} {
+		kubectlOK(t, "", "exec", p, "-n", ns, "--", "rm", "/tmp/www/ready")
+	}
+	eventually(t, 30*time.Second, check(503, 0))
+}
