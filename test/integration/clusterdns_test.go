@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -72,5 +73,12 @@ func TestClusterDNS(t *testing.T) {
 	resp, _, err := (&mdns.Client{Timeout: 2 * time.Second}).Exchange(new(mdns.Msg).SetQuestion("nope."+ns+".svc.cluster.local.", mdns.TypeA), addr)
 	if err != nil || resp.Rcode != mdns.RcodeNameError {
 		t.Errorf("unknown service: %v %v, want NXDOMAIN", resp, err)
+	}
+	metrics, err := client.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `coredns_dns_responses_total{rcode="NXDOMAIN",zone="cluster.local."}`; !strings.Contains(string(metrics), want) {
+		t.Errorf("/metrics lacks %s", want)
 	}
 }
