@@ -8,7 +8,7 @@ BIN       ?= bin/orca
 LDFLAGS   ?= $(shell hack/ldflags.sh)
 export LDFLAGS
 
-.PHONY: all build images up down test test-unit test-integration fuzz bench bench-scheduler bench-pods bench-proxy bench-dns vet clean
+.PHONY: all build images up down test test-unit test-integration fuzz bench bench-scheduler bench-pods bench-proxy bench-dns bench-workloads vet clean
 
 all: build
 
@@ -58,6 +58,10 @@ bench-proxy:
 ## bench-dns: cluster DNS queries per second over UDP against a static miekg server (ARGS='-clients N')
 bench-dns:
 	$(GO) run -ldflags "$(LDFLAGS)" ./bench/dns $(ARGS)
+
+## bench-workloads: Deployment reconcile and rolling update with a simulated kubelet, idle controller manager (ARGS='-replicas N -nodes M')
+bench-workloads:
+	$(GO) run -ldflags "$(LDFLAGS)" ./bench/workloads $(ARGS)
 
 vet:
 	$(GO) vet ./...

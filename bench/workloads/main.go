@@ -1,0 +1,453 @@
+// Command workloads benchmarks the workload controllers: how long the
+// controller manager takes to bring a Deployment of 1,000 replicas from
+// creation to every pod bound and Ready, and to roll it to a new template,
+// each against a baseline of the same pod writes made directly through the
+// API in the same run; and what the controller manager costs in CPU and
+// memory while 10,000 pods sit idle.
+//
+// The control plane (API server on embedded etcd, scheduler) runs in this
+// process with its controller manager turned off; the controller manager
+// runs as a child process (this program re-executed) so that its CPU time
+// and resident set are its own. N Node objects stand in for a cluster and
+// the real scheduler binds pods to them. The kubelet is SIMULATED: a
+// goroutine pool here marks bound pods Running and Ready and finishes
+// graceful deletions through the API; no container runs.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"os/signal"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/go-logr/logr"
+	appsv1 "k8s.io/api/apps/v1"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
+
+	"github.com/orca-project/orca/internal/server"
+)
+
+var (
+	nodes       = flag.Int("nodes", 100, "Node objects the scheduler binds pods to")
+	replicas    = flag.Int("replicas", 1000, "replicas of the timed Deployment")
+	deployments = flag.Int("deployments", 10, "Deployments of -replicas each present during the idle measurement")
+	clients     = flag.Int("clients", 16, "concurrent writers of the baseline, and workers of the simulated kubelet")
+	cmQPS       = flag.Float64("cm-qps", 500, "the controller manager's client QPS (orca server gives its in-process manager 500)")
+	cmBurst     = flag.Int("cm-burst", 1000, "the controller manager's client burst; the baseline's client gets the same limits")
+	settle      = flag.Duration("settle", 15*time.Second, "wait after the last pod is Ready before the idle measurement")
+	idle        = flag.Duration("idle", 30*time.Second, "length of the idle measurement")
+	timeout     = flag.Duration("timeout", 10*time.Minute, "give up on a phase after this long")
+	cmChild     = flag.String("controller-manager", "", "run the controller manager against this kubeconfig (used internally)")
+)
+
+func main() {
+	flag.Parse()
+	// Leader election and event recorders log through klog; their
+	// shutdown complaints are noise in a table of figures.
+	klog.SetLogger(logr.Discard())
+	var err error
+	if *cmChild != "" {
+		err = runControllerManager(*cmChild)
+	} else {
+		err = run()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+// bench is one run's cluster: the in-process control plane, clients, the
+// pod informer every wait reads, and the controller manager's process.
+type bench struct {
+	cs      kubernetes.Interface // unlimited: the benchmark's own reads and waits
+	limited kubernetes.Interface // the controller manager's rate limits: the baseline's writes
+	pods    cache.Indexer
+	kubelet *simKubelet
+	cm      *exec.Cmd
+}
+
+func run() error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	dir, err := os.MkdirTemp("", "orca-bench-workloads-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	inst, err := server.Start(ctx, server.Options{
+		DataDir: dir, BindAddress: "127.0.0.1", Port: 0, DisableControllerManager: true, ClusterDNSPort: -1,
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		return fmt.Errorf("start server: %w", err)
+	}
+	defer inst.Stop()
+	cfg, err := clientcmd.BuildConfigFromFlags("", inst.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	b := &bench{}
+	fast := rest.CopyConfig(cfg)
+	fast.QPS, fast.Burst = -1, 0
+	b.cs = kubernetes.NewForConfigOrDie(fast)
+	slow := rest.CopyConfig(cfg)
+	slow.QPS, slow.Burst = float32(*cmQPS), *cmBurst
+	b.limited = kubernetes.NewForConfigOrDie(slow)
+
+	if err := parallel(*clients, *nodes, func(i int) error { return createNode(ctx, b.cs, i) }); err != nil {
+		return fmt.Errorf("create nodes: %w", err)
+	}
+	factory := informers.NewSharedInformerFactory(b.cs, 0)
+	inf := factory.Core().V1().Pods().Informer()
+	b.pods = inf.GetIndexer()
+	if b.kubelet, err = newSimKubelet(b.cs, inf); err != nil {
+		return err
+	}
+	ictx, icancel := context.WithCancel(ctx)
+	factory.Start(ictx.Done())
+	// Shutdown waits for the informers, which stop only when told to.
+	defer func() { icancel(); factory.Shutdown() }()
+	factory.WaitForCacheSync(ctx.Done())
+	b.kubelet.run(ictx, *clients)
+
+	b.cm = exec.CommandContext(ctx, os.Args[0], "-controller-manager", inst.Kubeconfig,
+		"-cm-qps", fmt.Sprint(*cmQPS), "-cm-burst", fmt.Sprint(*cmBurst))
+	b.cm.Stderr = os.Stderr
+	b.cm.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := b.cm.Start(); err != nil {
+		return fmt.Errorf("start controller manager: %w", err)
+	}
+	defer func() { _ = b.cm.Process.Kill(); _ = b.cm.Wait() }()
+	// The service-account controller giving each namespace its default
+	// account shows the controller manager leads; pods need the account.
+	for _, ns := range []string{"baseline", "deploy"} {
+		if err := b.namespace(ctx, ns); err != nil {
+			return err
+		}
+	}
+
+	fmt.Printf("workloads benchmark: %d Node objects, real scheduler, SIMULATED kubelet (%d workers: bound pods -> Running+Ready, graceful deletions finished; no containers)\n", *nodes, *clients)
+	fmt.Printf("controller manager in its own process (pid %d), client QPS %.0f burst %d; baseline: %d writers under the same limits\n\n", b.cm.Process.Pid, *cmQPS, *cmBurst, *clients)
+	fmt.Printf("%-58s %9s %9s %11s\n", "phase", "seconds", "ratio", "CM CPU s")
+	return b.phases(ctx)
+}
+
+func (b *bench) phases(ctx context.Context) error {
+	n := *replicas
+	// 1. Creation: bare pods, then the Deployment.
+	base, _, err := b.measure(ctx, func() error {
+		if err := parallel(*clients, n, func(i int) error {
+			_, err := b.limited.CoreV1().Pods("baseline").Create(ctx, barePod(i, "v1"), metav1.CreateOptions{})
+			return err
+		}); err != nil {
+			return err
+		}
+		return b.waitPods(ctx, "baseline", "bare", n, "v1")
+	})
+	if err != nil {
+		return fmt.Errorf("baseline create: %w", err)
+	}
+	b.row(fmt.Sprintf("baseline: %d bare pods created, bound, Ready", n), base, 0, -1)
+	d, cpu, err := b.measure(ctx, func() error {
+		if _, err := b.cs.AppsV1().Deployments("deploy").Create(ctx, deployment("web-0", n), metav1.CreateOptions{}); err != nil {
+			return err
+		}
+		return b.waitDeployment(ctx, "web-0", n, "v1")
+	})
+	if err != nil {
+		return fmt.Errorf("deployment create: %w", err)
+	}
+	b.row(fmt.Sprintf("Deployment of %d: created -> all pods bound and Ready", n), d, base, cpu)
+
+	// 2. Replacement: every bare pod deleted and recreated, then a rolling
+	// update of the Deployment's template.
+	base, _, err = b.measure(ctx, func() error {
+		if err := parallel(*clients, n, func(i int) error {
+			p := barePod(i, "v1")
+			if err := b.limited.CoreV1().Pods("baseline").Delete(ctx, p.Name, metav1.DeleteOptions{}); err != nil {
+				return err
+			}
+			_, err := b.limited.CoreV1().Pods("baseline").Create(ctx, barePod(i, "v2"), metav1.CreateOptions{})
+			return err
+		}); err != nil {
+			return err
+		}
+		return b.waitPods(ctx, "baseline", "bare", n, "v2")
+	})
+	if err != nil {
+		return fmt.Errorf("baseline replace: %w", err)
+	}
+	b.row(fmt.Sprintf("baseline: %d bare pods deleted and recreated, Ready", n), base, 0, -1)
+	d, cpu, err = b.measure(ctx, func() error {
+		patch := fmt.Sprintf(`{"spec":{"template":{"metadata":{"labels":{"version":%q}}}}}`, "v2")
+		if _, err := b.cs.AppsV1().Deployments("deploy").Patch(ctx, "web-0", types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+			return err
+		}
+		return b.waitDeployment(ctx, "web-0", n, "v2")
+	})
+	if err != nil {
+		return fmt.Errorf("rolling update: %w", err)
+	}
+	b.row(fmt.Sprintf("rolling update of %d (25%% surge/unavailable) to done", n), d, base, cpu)
+
+	// 3. Idle: the bare pods go, the other Deployments come, then nothing
+	// changes while the controller manager's usage is read.
+	if err := b.cs.CoreV1().Pods("baseline").DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+		return fmt.Errorf("delete bare pods: %w", err)
+	}
+	if err := b.waitPods(ctx, "baseline", "bare", 0, ""); err != nil {
+		return fmt.Errorf("delete bare pods: %w", err)
+	}
+	start := time.Now()
+	for i := 1; i < *deployments; i++ {
+		if _, err := b.cs.AppsV1().Deployments("deploy").Create(ctx, deployment(fmt.Sprintf("web-%d", i), n), metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("create deployment %d: %w", i, err)
+		}
+	}
+	for i := 1; i < *deployments; i++ {
+		if err := b.waitDeployment(ctx, fmt.Sprintf("web-%d", i), n, "v1"); err != nil {
+			return fmt.Errorf("deployment %d: %w", i, err)
+		}
+	}
+	total := len(b.podsIn("deploy"))
+	fmt.Printf("\n%d more Deployments of %d created at once: all Ready in %.1f s; %d pods in the cluster\n", *deployments-1, n, time.Since(start).Seconds(), total)
+	time.Sleep(*settle)
+	pid := b.cm.Process.Pid
+	u0, err := readUsage(pid)
+	if err != nil {
+		return err
+	}
+	writes0 := b.kubelet.writes.Load()
+	time.Sleep(*idle)
+	u1, err := readUsage(pid)
+	if err != nil {
+		return err
+	}
+	if w := b.kubelet.writes.Load() - writes0; w != 0 {
+		fmt.Printf("note: the simulated kubelet wrote %d times during the idle window (the cluster was not quiet)\n", w)
+	}
+	fmt.Printf("controller manager idle with %d pods, over %s (after %s settling): CPU %.2f s = %.2f%% of one core; VmRSS %.1f MB\n",
+		total, *idle, *settle, (u1.cpu - u0.cpu).Seconds(), 100*(u1.cpu-u0.cpu).Seconds()/idle.Seconds(), float64(u1.rss)/1e6)
+	return nil
+}
+
+// row prints one phase; ratio is against the baseline, when there is one.
+func (b *bench) row(name string, d, base time.Duration, cpu time.Duration) {
+	ratio, c := "-", "-"
+	if base > 0 {
+		ratio = fmt.Sprintf("%.2f", d.Seconds()/base.Seconds())
+	}
+	if cpu >= 0 {
+		c = fmt.Sprintf("%.1f", cpu.Seconds())
+	}
+	fmt.Printf("%-58s %9.2f %9s %11s\n", name, d.Seconds(), ratio, c)
+}
+
+// measure times f and the controller manager's CPU time during it.
+func (b *bench) measure(ctx context.Context, f func() error) (time.Duration, time.Duration, error) {
+	u0, err := readUsage(b.cm.Process.Pid)
+	if err != nil {
+		return 0, 0, err
+	}
+	start := time.Now()
+	if err := f(); err != nil {
+		return 0, 0, err
+	}
+	d := time.Since(start)
+	u1, err := readUsage(b.cm.Process.Pid)
+	if err != nil {
+		return 0, 0, err
+	}
+	return d, u1.cpu - u0.cpu, ctx.Err()
+}
+
+func (b *bench) namespace(ctx context.Context, name string) error {
+	if _, err := b.cs.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create namespace %s: %w", name, err)
+	}
+	return poll(ctx, time.Minute, func() (bool, error) {
+		_, err := b.cs.CoreV1().ServiceAccounts(name).Get(ctx, "default", metav1.GetOptions{})
+		return err == nil, nil
+	})
+}
+
+func (b *bench) podsIn(ns string) []*v1.Pod {
+	objs, _ := b.pods.ByIndex(cache.NamespaceIndex, ns)
+	pods := make([]*v1.Pod, 0, len(objs))
+	for _, o := range objs {
+		pods = append(pods, o.(*v1.Pod))
+	}
+	return pods
+}
+
+// waitPods waits until the pods labelled app=app in ns are exactly n, all
+// of version and Ready.
+func (b *bench) waitPods(ctx context.Context, ns, app string, n int, version string) error {
+	return poll(ctx, *timeout, func() (bool, error) { return settled(b.podsIn(ns), app, n, version), nil })
+}
+
+// waitDeployment waits until the Deployment's pods are settled at version
+// and the controller's own status says the rollout is complete.
+func (b *bench) waitDeployment(ctx context.Context, name string, n int, version string) error {
+	return poll(ctx, *timeout, func() (bool, error) {
+		if !settled(b.podsIn("deploy"), name, n, version) {
+			return false, nil
+		}
+		d, err := b.cs.AppsV1().Deployments("deploy").Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		s := d.Status
+		return s.ObservedGeneration >= d.Generation && s.Replicas == int32(n) && s.UpdatedReplicas == int32(n) &&
+			s.ReadyReplicas == int32(n) && s.AvailableReplicas == int32(n), nil
+	})
+}
+
+// settled says whether exactly n pods carry app=app, every one of them
+// labelled version, Ready and not terminating.
+func settled(pods []*v1.Pod, app string, n int, version string) bool {
+	count := 0
+	for _, p := range pods {
+		if p.Labels["app"] != app {
+			continue
+		}
+		count++
+		if p.DeletionTimestamp != nil || p.Labels["version"] != version || !ready(p) {
+			return false
+		}
+	}
+	return count == n
+}
+
+func ready(p *v1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == v1.PodReady {
+			return c.Status == v1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// poll calls cond every 20 ms until it is true, fails, or limit passes.
+func poll(ctx context.Context, limit time.Duration, cond func() (bool, error)) error {
+	deadline := time.Now().Add(limit)
+	for {
+		ok, err := cond()
+		if err != nil || ok {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("not done within %s", limit)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+var zones = []string{"zone-a", "zone-b", "zone-c"}
+
+// createNode registers a Ready node of a typical cloud worker's size.
+func createNode(ctx context.Context, cs kubernetes.Interface, i int) error {
+	name := fmt.Sprintf("node-%04d", i)
+	alloc := v1.ResourceList{
+		v1.ResourceCPU: resource.MustParse("32"), v1.ResourceMemory: resource.MustParse("128Gi"),
+		v1.ResourcePods: resource.MustParse("110"), v1.ResourceEphemeralStorage: resource.MustParse("500Gi"),
+	}
+	n := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
+		v1.LabelHostname: name, v1.LabelTopologyZone: zones[i%len(zones)], v1.LabelOSStable: "linux", v1.LabelArchStable: "amd64",
+	}}}
+	created, err := cs.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
+	if err != nil {
+		return err
+	}
+	created.Status = v1.NodeStatus{Capacity: alloc, Allocatable: alloc, Conditions: []v1.NodeCondition{{
+		Type: v1.NodeReady, Status: v1.ConditionTrue, LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now(),
+	}}}
+	_, err = cs.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{})
+	return err
+}
+
+// podSpec is the same for bare pods and the Deployments' template, so the
+// baseline writes the same objects the controllers do.
+func podSpec() v1.PodSpec {
+	return v1.PodSpec{Containers: []v1.Container{{
+		Name: "web", Image: "localhost/orca/busybox:1.35", ImagePullPolicy: v1.PullIfNotPresent,
+		Command: []string{"httpd", "-f", "-p", "8080"},
+		Resources: v1.ResourceRequirements{Requests: v1.ResourceList{
+			v1.ResourceCPU: resource.MustParse("100m"), v1.ResourceMemory: resource.MustParse("64Mi"),
+		}},
+	}}}
+}
+
+func barePod(i int, version string) *v1.Pod {
+	return &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("bare-%s-%04d", version, i), Labels: map[string]string{"app": "bare", "version": version}},
+		Spec:       podSpec(),
+	}
+}
+
+func deployment(name string, n int) *appsv1.Deployment {
+	labels := map[string]string{"app": name}
+	r := int32(n)
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &r,
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: v1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": name, "version": "v1"}},
+				Spec:       podSpec(),
+			},
+		},
+	}
+}
+
+// parallel runs f(0..n-1) on c goroutines and returns the first error.
+func parallel(c, n int, f func(i int) error) error {
+	var next atomic.Int64
+	var mu sync.Mutex
+	var errs []error
+	var wg sync.WaitGroup
+	for range c {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				if err := f(i); err != nil {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
