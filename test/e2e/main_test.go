@@ -228,7 +228,7 @@ func runAgentProcess() int {
 	err = agent.Run(ctx, agent.Options{
 		DataDir: os.Getenv("ORCA_TEST_DATA_DIR"), NodeName: os.Getenv("ORCA_TEST_NODE_NAME"), NodeIP: os.Getenv("ORCA_TEST_NODE_IP"),
 		Config: cfg, KubeletPort: port, ClusterDNS: []string{"10.43.0.10"},
-		PodCIDR: os.Getenv("ORCA_TEST_POD_CIDR"), Bridge: "orcae2e0", PauseBinary: os.Getenv("ORCA_TEST_PAUSE"),
+		PodCIDR: os.Getenv("ORCA_TEST_POD_CIDR"), Taints: testTaints(), Bridge: "orcae2e0", PauseBinary: os.Getenv("ORCA_TEST_PAUSE"),
 		Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})),
 	})
 	if err != nil {
@@ -393,4 +393,16 @@ func eventually(t *testing.T, timeout time.Duration, f func() error) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// extraNodeTaint keeps pods that do not ask for the extra nodes (by
+// nodeName or toleration) on the main node, so that single-node tests
+// stay single-node whatever ran before them.
+var extraNodeTaint = v1.Taint{Key: "orca.test/extra-node", Value: "true", Effect: v1.TaintEffectNoSchedule}
+
+func testTaints() []v1.Taint {
+	if os.Getenv("ORCA_TEST_EXTRA_NODE") == "true" {
+		return []v1.Taint{extraNodeTaint}
+	}
+	return nil
 }

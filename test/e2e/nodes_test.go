@@ -66,7 +66,9 @@ func makeBridge() error {
 }
 
 // needNodes makes sure the cluster has n nodes (the main one plus n-1 in
-// network namespaces) and returns their names, main node first.
+// network namespaces) and returns their names, main node first. The extra
+// nodes are tainted with extraNodeTaint: pods reach them by nodeName or by
+// tolerating it.
 func needNodes(t *testing.T, n int) []string {
 	t.Helper()
 	needCluster(t)
@@ -136,7 +138,7 @@ func addNode(i int) (*extraNode, error) {
 	cmd.Env = append(os.Environ(), roleEnv+"=agent",
 		"ORCA_TEST_DATA_DIR="+x.dir, "ORCA_TEST_KUBECONFIG="+kubeconfig,
 		"ORCA_TEST_PAUSE="+pauseBin, "ORCA_TEST_KUBELET_PORT=10250",
-		"ORCA_TEST_NODE_NAME="+x.name, "ORCA_TEST_NODE_IP="+x.ip, "ORCA_TEST_POD_CIDR=")
+		"ORCA_TEST_NODE_NAME="+x.name, "ORCA_TEST_NODE_IP="+x.ip, "ORCA_TEST_POD_CIDR=", "ORCA_TEST_EXTRA_NODE=true")
 	logf, err := os.Create(filepath.Join(x.dir, "agent.log"))
 	if err != nil {
 		return nil, err

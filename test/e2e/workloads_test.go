@@ -131,7 +131,8 @@ func TestDaemonSetCoversEveryNode(t *testing.T) {
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec: v1.PodSpec{
 					TerminationGracePeriodSeconds: ptr.To[int64](1),
-					Containers: []v1.Container{{Name: "main", Image: busybox, ImagePullPolicy: v1.PullNever, Command: []string{"sleep", "3600"}}},
+					Tolerations:                   []v1.Toleration{{Key: extraNodeTaint.Key, Operator: v1.TolerationOpExists}},
+					Containers:                    []v1.Container{{Name: "main", Image: busybox, ImagePullPolicy: v1.PullNever, Command: []string{"sleep", "3600"}}},
 				},
 			},
 		},
