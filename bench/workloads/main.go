@@ -24,6 +24,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -54,6 +55,7 @@ var (
 	cmBurst     = flag.Int("cm-burst", 1000, "the controller manager's client burst; the baseline's client gets the same limits")
 	settle      = flag.Duration("settle", 15*time.Second, "wait after the last pod is Ready before the idle measurement")
 	idle        = flag.Duration("idle", 30*time.Second, "length of the idle measurement")
+	rounds      = flag.Int("rounds", 3, "rounds of the timed phases; the table shows medians")
 	timeout     = flag.Duration("timeout", 10*time.Minute, "give up on a phase after this long")
 	cmChild     = flag.String("controller-manager", "", "run the controller manager against this kubeconfig (used internally)")
 )
@@ -147,16 +149,58 @@ func run() error {
 
 	fmt.Printf("workloads benchmark: %d Node objects, real scheduler, SIMULATED kubelet (%d workers: bound pods -> Running+Ready, graceful deletions finished; no containers)\n", *nodes, *clients)
 	fmt.Printf("controller manager in its own process (pid %d), client QPS %.0f burst %d; baseline: %d writers under the same limits\n\n", b.cm.Process.Pid, *cmQPS, *cmBurst, *clients)
-	fmt.Printf("%-58s %9s %9s %11s\n", "phase", "seconds", "ratio", "CM CPU s")
+	fmt.Printf("%-58s %9s %13s %9s %11s\n", "phase (median of -rounds)", "seconds", "min-max", "ratio", "CM CPU s")
 	return b.phases(ctx)
 }
 
 func (b *bench) phases(ctx context.Context) error {
 	n := *replicas
-	// 1. Creation: bare pods, then the Deployment.
-	base, _, err := b.measure(ctx, func() error {
+	names := []string{
+		fmt.Sprintf("baseline: %d bare pods created, bound, Ready", n),
+		fmt.Sprintf("Deployment of %d: created -> all pods bound and Ready", n),
+		fmt.Sprintf("baseline: %d bare pods deleted and recreated, Ready", n),
+		fmt.Sprintf("rolling update of %d (25%% surge/unavailable) to done", n),
+	}
+	var times, cpus [4][]time.Duration
+	for r := range *rounds {
+		last := r == *rounds-1
+		d, err := b.round(ctx, r, !last)
+		if err != nil {
+			return fmt.Errorf("round %d: %w", r+1, err)
+		}
+		for i := range d {
+			times[i] = append(times[i], d[i].wall)
+			cpus[i] = append(cpus[i], d[i].cpu)
+		}
+	}
+	for i, name := range names {
+		base := time.Duration(0)
+		if i%2 == 1 {
+			base = median(times[i-1])
+		}
+		cpu := time.Duration(-1)
+		if i%2 == 1 {
+			cpu = median(cpus[i])
+		}
+		row(name, times[i], base, cpu)
+	}
+	return b.idleUsage(ctx)
+}
+
+// timing is one phase's wall time and the controller manager's CPU time.
+type timing struct{ wall, cpu time.Duration }
+
+// round runs the four timed phases with objects of its own names; with
+// cleanup it then deletes them all and waits until they are gone.
+func (b *bench) round(ctx context.Context, r int, cleanup bool) ([4]timing, error) {
+	n := *replicas
+	web := fmt.Sprintf("web-%d", r)
+	var out [4]timing
+	var err error
+	// Creation: bare pods, then the Deployment.
+	out[0], err = b.measure(ctx, func() error {
 		if err := parallel(*clients, n, func(i int) error {
-			_, err := b.limited.CoreV1().Pods("baseline").Create(ctx, barePod(i, "v1"), metav1.CreateOptions{})
+			_, err := b.limited.CoreV1().Pods("baseline").Create(ctx, barePod(r, i, "v1"), metav1.CreateOptions{})
 			return err
 		}); err != nil {
 			return err
@@ -164,29 +208,25 @@ func (b *bench) phases(ctx context.Context) error {
 		return b.waitPods(ctx, "baseline", "bare", n, "v1")
 	})
 	if err != nil {
-		return fmt.Errorf("baseline create: %w", err)
+		return out, fmt.Errorf("baseline create: %w", err)
 	}
-	b.row(fmt.Sprintf("baseline: %d bare pods created, bound, Ready", n), base, 0, -1)
-	d, cpu, err := b.measure(ctx, func() error {
-		if _, err := b.cs.AppsV1().Deployments("deploy").Create(ctx, deployment("web-0", n), metav1.CreateOptions{}); err != nil {
+	out[1], err = b.measure(ctx, func() error {
+		if _, err := b.cs.AppsV1().Deployments("deploy").Create(ctx, deployment(web, n), metav1.CreateOptions{}); err != nil {
 			return err
 		}
-		return b.waitDeployment(ctx, "web-0", n, "v1")
+		return b.waitDeployment(ctx, web, n, "v1")
 	})
 	if err != nil {
-		return fmt.Errorf("deployment create: %w", err)
+		return out, fmt.Errorf("deployment create: %w", err)
 	}
-	b.row(fmt.Sprintf("Deployment of %d: created -> all pods bound and Ready", n), d, base, cpu)
-
-	// 2. Replacement: every bare pod deleted and recreated, then a rolling
+	// Replacement: every bare pod deleted and recreated, then a rolling
 	// update of the Deployment's template.
-	base, _, err = b.measure(ctx, func() error {
+	out[2], err = b.measure(ctx, func() error {
 		if err := parallel(*clients, n, func(i int) error {
-			p := barePod(i, "v1")
-			if err := b.limited.CoreV1().Pods("baseline").Delete(ctx, p.Name, metav1.DeleteOptions{}); err != nil {
+			if err := b.limited.CoreV1().Pods("baseline").Delete(ctx, barePod(r, i, "v1").Name, metav1.DeleteOptions{}); err != nil {
 				return err
 			}
-			_, err := b.limited.CoreV1().Pods("baseline").Create(ctx, barePod(i, "v2"), metav1.CreateOptions{})
+			_, err := b.limited.CoreV1().Pods("baseline").Create(ctx, barePod(r, i, "v2"), metav1.CreateOptions{})
 			return err
 		}); err != nil {
 			return err
@@ -194,42 +234,60 @@ func (b *bench) phases(ctx context.Context) error {
 		return b.waitPods(ctx, "baseline", "bare", n, "v2")
 	})
 	if err != nil {
-		return fmt.Errorf("baseline replace: %w", err)
+		return out, fmt.Errorf("baseline replace: %w", err)
 	}
-	b.row(fmt.Sprintf("baseline: %d bare pods deleted and recreated, Ready", n), base, 0, -1)
-	d, cpu, err = b.measure(ctx, func() error {
-		patch := fmt.Sprintf(`{"spec":{"template":{"metadata":{"labels":{"version":%q}}}}}`, "v2")
-		if _, err := b.cs.AppsV1().Deployments("deploy").Patch(ctx, "web-0", types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+	out[3], err = b.measure(ctx, func() error {
+		patch := `{"spec":{"template":{"metadata":{"labels":{"version":"v2"}}}}}`
+		if _, err := b.cs.AppsV1().Deployments("deploy").Patch(ctx, web, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 			return err
 		}
-		return b.waitDeployment(ctx, "web-0", n, "v2")
+		return b.waitDeployment(ctx, web, n, "v2")
 	})
 	if err != nil {
-		return fmt.Errorf("rolling update: %w", err)
+		return out, fmt.Errorf("rolling update: %w", err)
 	}
-	b.row(fmt.Sprintf("rolling update of %d (25%% surge/unavailable) to done", n), d, base, cpu)
-
-	// 3. Idle: the bare pods go, the other Deployments come, then nothing
-	// changes while the controller manager's usage is read.
 	if err := b.cs.CoreV1().Pods("baseline").DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
-		return fmt.Errorf("delete bare pods: %w", err)
+		return out, fmt.Errorf("delete bare pods: %w", err)
 	}
 	if err := b.waitPods(ctx, "baseline", "bare", 0, ""); err != nil {
-		return fmt.Errorf("delete bare pods: %w", err)
+		return out, fmt.Errorf("delete bare pods: %w", err)
+	}
+	if !cleanup {
+		return out, nil
+	}
+	// The garbage collector removes the ReplicaSets and pods; the
+	// simulated kubelet finishes the pods' graceful deletion.
+	if err := b.cs.AppsV1().Deployments("deploy").Delete(ctx, web, metav1.DeleteOptions{}); err != nil {
+		return out, fmt.Errorf("delete deployment: %w", err)
+	}
+	if err := b.waitPods(ctx, "deploy", web, 0, ""); err != nil {
+		return out, fmt.Errorf("delete deployment: %w", err)
+	}
+	return out, nil
+}
+
+// idleUsage adds -deployments minus one Deployments to the last round's,
+// lets the cluster settle, and reads the controller manager's usage while
+// nothing changes.
+func (b *bench) idleUsage(ctx context.Context) error {
+	n := *replicas
+	var more []string
+	for i := range *deployments - 1 {
+		more = append(more, fmt.Sprintf("idle-%d", i))
 	}
 	start := time.Now()
-	for i := 1; i < *deployments; i++ {
-		if _, err := b.cs.AppsV1().Deployments("deploy").Create(ctx, deployment(fmt.Sprintf("web-%d", i), n), metav1.CreateOptions{}); err != nil {
-			return fmt.Errorf("create deployment %d: %w", i, err)
+	for _, name := range more {
+		if _, err := b.cs.AppsV1().Deployments("deploy").Create(ctx, deployment(name, n), metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("create deployment %s: %w", name, err)
 		}
 	}
-	for i := 1; i < *deployments; i++ {
-		if err := b.waitDeployment(ctx, fmt.Sprintf("web-%d", i), n, "v1"); err != nil {
-			return fmt.Errorf("deployment %d: %w", i, err)
+	for _, name := range more {
+		if err := b.waitDeployment(ctx, name, n, "v1"); err != nil {
+			return fmt.Errorf("deployment %s: %w", name, err)
 		}
 	}
 	total := len(b.podsIn("deploy"))
-	fmt.Printf("\n%d more Deployments of %d created at once: all Ready in %.1f s; %d pods in the cluster\n", *deployments-1, n, time.Since(start).Seconds(), total)
+	fmt.Printf("\n%d more Deployments of %d created at once: all Ready in %.1f s; %d pods in the cluster\n", len(more), n, time.Since(start).Seconds(), total)
 	time.Sleep(*settle)
 	pid := b.cm.Process.Pid
 	u0, err := readUsage(pid)
@@ -250,34 +308,43 @@ func (b *bench) phases(ctx context.Context) error {
 	return nil
 }
 
-// row prints one phase; ratio is against the baseline, when there is one.
-func (b *bench) row(name string, d, base time.Duration, cpu time.Duration) {
+// row prints one phase: the median over the rounds and the spread, and
+// the ratio of medians against the baseline when there is one.
+func row(name string, ds []time.Duration, base time.Duration, cpu time.Duration) {
 	ratio, c := "-", "-"
+	d := median(ds)
 	if base > 0 {
 		ratio = fmt.Sprintf("%.2f", d.Seconds()/base.Seconds())
 	}
 	if cpu >= 0 {
 		c = fmt.Sprintf("%.1f", cpu.Seconds())
 	}
-	fmt.Printf("%-58s %9.2f %9s %11s\n", name, d.Seconds(), ratio, c)
+	lo, hi := slices.Min(ds), slices.Max(ds)
+	fmt.Printf("%-58s %9.2f %13s %9s %11s\n", name, d.Seconds(), fmt.Sprintf("%.2f-%.2f", lo.Seconds(), hi.Seconds()), ratio, c)
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
 
 // measure times f and the controller manager's CPU time during it.
-func (b *bench) measure(ctx context.Context, f func() error) (time.Duration, time.Duration, error) {
+func (b *bench) measure(ctx context.Context, f func() error) (timing, error) {
 	u0, err := readUsage(b.cm.Process.Pid)
 	if err != nil {
-		return 0, 0, err
+		return timing{}, err
 	}
 	start := time.Now()
 	if err := f(); err != nil {
-		return 0, 0, err
+		return timing{}, err
 	}
 	d := time.Since(start)
 	u1, err := readUsage(b.cm.Process.Pid)
 	if err != nil {
-		return 0, 0, err
+		return timing{}, err
 	}
-	return d, u1.cpu - u0.cpu, ctx.Err()
+	return timing{wall: d, cpu: u1.cpu - u0.cpu}, ctx.Err()
 }
 
 func (b *bench) namespace(ctx context.Context, name string) error {
@@ -401,9 +468,9 @@ func podSpec() v1.PodSpec {
 	}}}
 }
 
-func barePod(i int, version string) *v1.Pod {
+func barePod(round, i int, version string) *v1.Pod {
 	return &v1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("bare-%s-%04d", version, i), Labels: map[string]string{"app": "bare", "version": version}},
+		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("bare-%d-%s-%04d", round, version, i), Labels: map[string]string{"app": "bare", "version": version}},
 		Spec:       podSpec(),
 	}
 }
