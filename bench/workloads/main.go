@@ -147,8 +147,13 @@ func run() error {
 		}
 	}
 
+	start, err := readUsage(b.cm.Process.Pid)
+	if err != nil {
+		return err
+	}
 	fmt.Printf("workloads benchmark: %d Node objects, real scheduler, SIMULATED kubelet (%d workers: bound pods -> Running+Ready, graceful deletions finished; no containers)\n", *nodes, *clients)
-	fmt.Printf("controller manager in its own process (pid %d), client QPS %.0f burst %d; baseline: %d writers under the same limits\n\n", b.cm.Process.Pid, *cmQPS, *cmBurst, *clients)
+	fmt.Printf("controller manager in its own process (pid %d, VmRSS %.1f MB with no pods), client QPS %.0f burst %d; baseline: %d writers under the same limits\n\n",
+		b.cm.Process.Pid, float64(start.rss)/1e6, *cmQPS, *cmBurst, *clients)
 	fmt.Printf("%-58s %9s %13s %9s %11s\n", "phase (median of -rounds)", "seconds", "min-max", "ratio", "CM CPU s")
 	return b.phases(ctx)
 }
@@ -275,6 +280,10 @@ func (b *bench) idleUsage(ctx context.Context) error {
 	for i := range *deployments - 1 {
 		more = append(more, fmt.Sprintf("idle-%d", i))
 	}
+	u, err := readUsage(b.cm.Process.Pid)
+	if err != nil {
+		return err
+	}
 	start := time.Now()
 	for _, name := range more {
 		if _, err := b.cs.AppsV1().Deployments("deploy").Create(ctx, deployment(name, n), metav1.CreateOptions{}); err != nil {
@@ -286,8 +295,14 @@ func (b *bench) idleUsage(ctx context.Context) error {
 			return fmt.Errorf("deployment %s: %w", name, err)
 		}
 	}
+	elapsed := time.Since(start)
+	filled, err := readUsage(b.cm.Process.Pid)
+	if err != nil {
+		return err
+	}
 	total := len(b.podsIn("deploy"))
-	fmt.Printf("\n%d more Deployments of %d created at once: all Ready in %.1f s; %d pods in the cluster\n", len(more), n, time.Since(start).Seconds(), total)
+	fmt.Printf("\n%d more Deployments of %d created at once: all Ready in %.1f s (CM CPU %.1f s); %d pods in the cluster\n",
+		len(more), n, elapsed.Seconds(), (filled.cpu - u.cpu).Seconds(), total)
 	time.Sleep(*settle)
 	pid := b.cm.Process.Pid
 	u0, err := readUsage(pid)
