@@ -84,8 +84,8 @@ func recipeDump(t *testing.T, ns string) {
 }
 
 // endpointsByLabel counts the service's endpoints by the value of label on
-// the pod behind each, separately for EndpointSlices (ready endpoints) and
-// the Endpoints object (addresses); a not-ready address counts as
+// the pod behind each, separately for EndpointSlices and the Endpoints
+// object; a not-ready endpoint of a pod that is not terminating counts as
 // "not-ready".
 func endpointsByLabel(ns, svc, label string) (slices, endpoints map[string]int, err error) {
 	ctx := context.Background()
@@ -110,6 +110,11 @@ func endpointsByLabel(ns, svc, label string) (slices, endpoints map[string]int, 
 	}
 	for _, sl := range l.Items {
 		for _, e := range sl.Endpoints {
+			// A terminating pod stays in its slices, marked so, and gets no
+			// new connections; the Endpoints object leaves it out.
+			if e.Conditions.Terminating != nil && *e.Conditions.Terminating {
+				continue
+			}
 			if e.Conditions.Ready != nil && *e.Conditions.Ready {
 				slices[of(e.TargetRef)]++
 			} else {
@@ -177,6 +182,18 @@ func clientPod(t *testing.T, ns, svc string) string {
 	return "http://" + s.Spec.ClusterIP + "/"
 }
 
+// runRecipeCommand runs a kubectl command line of a recipe, one without
+// shell quoting, in ns; a trailing "# comment" is dropped.
+func runRecipeCommand(t *testing.T, ns, line string) string {
+	t.Helper()
+	line, _, _ = strings.Cut(line, "#")
+	f := strings.Fields(line)
+	if len(f) < 2 || f[0] != "kubectl" || strings.ContainsAny(line, `'"`) {
+		t.Fatalf("recipe command %q is not a plain kubectl command", line)
+	}
+	return kubectlOK(t, "", append([]string{"-n", ns}, f[1:]...)...)
+}
+
 var patchArg = regexp.MustCompile(`-p '([^']*)'`)
 
 // The blue-green recipe: with blue serving, the Service's endpoints and
@@ -224,7 +241,8 @@ func TestRecipeBlueGreen(t *testing.T) {
 
 // The canary recipe: nine stable and one canary replica behind a Service
 // selecting both; the endpoints hold both tracks in those numbers, and
-// over 200 requests the canary's share of answers is near its tenth.
+// over 200 requests the canary's share of answers is near its tenth. The
+// recipe's scale-up and promotion then leave only v2 answering.
 func TestRecipeCanary(t *testing.T) {
 	needCluster(t)
 	ns := namespace(t)
@@ -252,4 +270,18 @@ func TestRecipeCanary(t *testing.T) {
 	if share < 0.02 || share > 0.25 {
 		t.Errorf("canary share %.1f%% (%v); want about 10%%, between 2%% and 25%%", 100*share, got)
 	}
+
+	// The recipe's next steps: a larger canary, then promotion.
+	runRecipeCommand(t, ns, r.command(t, "kubectl scale deployment web-canary"))
+	waitEndpointsByLabel(t, ns, "web", "track", map[string]int{"canary": 3, "stable": 9})
+	runRecipeCommand(t, ns, r.command(t, "kubectl set env deployment/web-stable"))
+	runRecipeCommand(t, ns, r.command(t, "kubectl rollout status deployment/web-stable"))
+	runRecipeCommand(t, ns, r.command(t, "kubectl delete deployment web-canary"))
+	waitEndpointsByLabel(t, ns, "web", "track", map[string]int{"stable": 9})
+	eventually(t, 30*time.Second, func() error {
+		if got := versionsFrom(t, ns, "client", url, 30); got["v2"] != 30 {
+			return fmt.Errorf("answers after promotion: %v, want 30 v2", got)
+		}
+		return nil
+	})
 }
