@@ -122,9 +122,6 @@ func newAgentCommand() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("load kubeconfig: %w", err)
 			}
-			// Upstream's kubelet rates: client-go's default of 5 requests
-			// a second holds back every pod start and status update.
-			cfg.QPS, cfg.Burst = 50, 100
 			o.Config, o.DataDir = cfg, dataDir
 			o.Log = newLogger(logLevel)
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

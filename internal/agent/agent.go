@@ -181,7 +181,13 @@ func Run(ctx context.Context, o Options) error {
 		return fmt.Errorf("agent: %w", err)
 	}
 
-	client, err := kubernetes.NewForConfig(o.Config)
+	// Upstream's kubelet rates unless the caller chose: client-go's default
+	// of 5 requests a second holds back every pod start and status update.
+	cfg := rest.CopyConfig(o.Config)
+	if cfg.QPS == 0 {
+		cfg.QPS, cfg.Burst = 50, 100
+	}
+	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return fmt.Errorf("agent: client: %w", err)
 	}
