@@ -107,4 +107,19 @@ func TestStatefulSetComesUpInOrderWithStableHostnames(t *testing.T) {
 			t.Errorf("hostname in %s: %q", name, out)
 		}
 	}
+	// The pods find each other by their stable names through cluster DNS.
+	web2, err := client.CoreV1().Pods(ns).Get(ctx, "web-2", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// busybox nslookup asks the name as written (no search list).
+	for _, name := range []string{"web-2.web." + ns + ".svc.cluster.local"} {
+		eventually(t, 30*time.Second, func() error {
+			r := runKubectl(t, nil, "", "-n", ns, "exec", "web-0", "--", "nslookup", "-type=a", name)
+			if r.Code != 0 || !strings.Contains(r.Stdout, "Address: "+web2.Status.PodIP) {
+				return fmt.Errorf("nslookup %s from web-0, want %s: %s %s", name, web2.Status.PodIP, r.Stdout, r.Stderr)
+			}
+			return nil
+		})
+	}
 }
