@@ -16,6 +16,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
@@ -148,8 +149,21 @@ func New(cfg Config) *Kubelet {
 	k.lister = inf.Lister()
 	k.synced = inf.Informer().HasSynced
 	_, _ = inf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { k.podChanged(obj) },
-		UpdateFunc: func(_, obj any) { k.podChanged(obj) },
+		AddFunc: func(obj any) { k.podChanged(obj) },
+		UpdateFunc: func(old, obj any) {
+			// The kubelet's own status writes come back as updates; only a
+			// change of what the pod asks for needs a sync (as upstream's
+			// pod config filters them).
+			o, ok1 := old.(*v1.Pod)
+			n, ok2 := obj.(*v1.Pod)
+			if ok1 && ok2 && !specChanged(o, n) {
+				k.mu.Lock()
+				k.pods[n.UID] = n
+				k.mu.Unlock()
+				return
+			}
+			k.podChanged(obj)
+		},
 		DeleteFunc: func(obj any) {
 			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 				obj = d.Obj
@@ -389,4 +403,15 @@ func (k *Kubelet) Pods() []*v1.Pod {
 		out = append(out, p)
 	}
 	return out
+}
+
+// specChanged reports whether anything but the status and bookkeeping of a
+// pod changed.
+func specChanged(a, b *v1.Pod) bool {
+	return !equality.Semantic.DeepEqual(a.Spec, b.Spec) ||
+		!equality.Semantic.DeepEqual(a.DeletionTimestamp, b.DeletionTimestamp) ||
+		!equality.Semantic.DeepEqual(a.DeletionGracePeriodSeconds, b.DeletionGracePeriodSeconds) ||
+		!equality.Semantic.DeepEqual(a.Labels, b.Labels) ||
+		!equality.Semantic.DeepEqual(a.Annotations, b.Annotations) ||
+		a.UID != b.UID
 }
