@@ -291,6 +291,14 @@ func teardown() {
 // containerd killed by a test leaves its shims to the next one; nothing
 // must outlive the run).
 func killShims(dir string) {
+	// A containerd the agent did not get to stop goes too.
+	if b, err := os.ReadFile(filepath.Join(dir, "agent", "containerd", "containerd.pid")); err == nil {
+		if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid > 0 {
+			if cmd, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline"); err == nil && strings.Contains(string(cmd), dir) {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	}
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
