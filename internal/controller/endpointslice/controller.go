@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 
+	"github.com/orca-project/orca/internal/controller/controllerutil"
 	"github.com/orca-project/orca/internal/controller/endpoints"
 )
 
@@ -203,23 +204,7 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 }
 
 func (c *Controller) worker(ctx context.Context) {
-	for c.next(ctx) {
-	}
-}
-
-func (c *Controller) next(ctx context.Context) bool {
-	key, quit := c.queue.Get()
-	if quit {
-		return false
-	}
-	defer c.queue.Done(key)
-	if err := c.sync(ctx, key); err != nil {
-		c.log.Warn("sync failed; retrying", "service", key, "err", err)
-		c.queue.AddRateLimited(key)
-		return true
-	}
-	c.queue.Forget(key)
-	return true
+	controllerutil.ProcessQueue(ctx, c.queue, c.sync, c.log, "service")
 }
 
 func (c *Controller) sync(ctx context.Context, key string) error {

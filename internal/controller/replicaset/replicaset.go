@@ -227,23 +227,7 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 }
 
 func (c *Controller) worker(ctx context.Context) {
-	for c.next(ctx) {
-	}
-}
-
-func (c *Controller) next(ctx context.Context) bool {
-	k, quit := c.queue.Get()
-	if quit {
-		return false
-	}
-	defer c.queue.Done(k)
-	if err := c.sync(ctx, k); err != nil {
-		c.log.Warn("sync failed; retrying", "key", k, "err", err)
-		c.queue.AddRateLimited(k)
-		return true
-	}
-	c.queue.Forget(k)
-	return true
+	controllerutil.ProcessQueue(ctx, c.queue, c.sync, c.log, "key")
 }
 
 func (c *Controller) sync(ctx context.Context, k string) error {
