@@ -51,6 +51,19 @@ type report struct {
 	finalizers map[string]int
 }
 
+// empty reports whether the pass found nothing left and nothing failing.
+func (r report) empty() bool {
+	if len(r.deleteErrs) > 0 {
+		return false
+	}
+	for _, n := range r.remaining {
+		if n > 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // failureConditions turns a report into the conditions that are not in
 // their healthy state, with upstream's reasons and messages.
 func failureConditions(r report, now metav1.Time) []corev1.NamespaceCondition {

@@ -143,10 +143,8 @@ func (c *Controller) sync(ctx context.Context, name string) (done bool, err erro
 	if len(rep.deleteErrs) > 0 {
 		return false, fmt.Errorf("delete content: %w", errors.Join(rep.deleteErrs...))
 	}
-	for _, n := range rep.remaining {
-		if n > 0 {
-			return false, nil
-		}
+	if !rep.empty() {
+		return false, nil
 	}
 	if err := c.finalize(ctx, ns.Name); err != nil {
 		return false, err
@@ -183,19 +181,49 @@ func (c *Controller) deleteContent(ctx context.Context, ns string) (report, erro
 	for gvr := range verbs {
 		gvrs = append(gvrs, gvr)
 	}
-	sort.Slice(gvrs, func(i, j int) bool { return gvrs[i].String() < gvrs[j].String() })
-	for _, gvr := range gvrs {
-		n, fins, err := c.deleteResource(ctx, ns, gvr, slices.Contains(verbs[gvr], "deletecollection"))
-		if err != nil {
-			rep.deleteErrs = append(rep.deleteErrs, err)
-			continue
+	for i, stage := range deletionStages(gvrs) {
+		if i > 0 && !rep.empty() {
+			// Upstream's OrderedNamespaceDeletion: what a pod may still be
+			// using (config maps, secrets, claims, network policies) stays
+			// until every pod is gone, so a workload is never left running
+			// without its policy or its configuration.
+			break
 		}
-		rep.remaining[gvr] = n
-		for f, k := range fins {
-			rep.finalizers[f] += k
+		for _, gvr := range stage {
+			n, fins, err := c.deleteResource(ctx, ns, gvr, slices.Contains(verbs[gvr], "deletecollection"))
+			if err != nil {
+				rep.deleteErrs = append(rep.deleteErrs, err)
+				continue
+			}
+			rep.remaining[gvr] = n
+			for f, k := range fins {
+				rep.finalizers[f] += k
+			}
 		}
 	}
 	return rep, nil
+}
+
+// podsResource is what the namespace controller deletes before anything else.
+var podsResource = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+
+// deletionStages orders a namespace's resources for deletion: pods alone
+// first, then everything else (sorted, so passes are reproducible). A
+// stage starts only once the previous one has left nothing behind.
+func deletionStages(gvrs []schema.GroupVersionResource) [][]schema.GroupVersionResource {
+	var first, rest []schema.GroupVersionResource
+	for _, gvr := range gvrs {
+		if gvr.GroupResource() == podsResource.GroupResource() {
+			first = append(first, gvr)
+		} else {
+			rest = append(rest, gvr)
+		}
+	}
+	sort.Slice(rest, func(i, j int) bool { return rest[i].String() < rest[j].String() })
+	if len(first) == 0 {
+		return [][]schema.GroupVersionResource{rest}
+	}
+	return [][]schema.GroupVersionResource{first, rest}
 }
 
 // deleteResource deletes one resource's objects in the namespace and
