@@ -56,7 +56,7 @@ func newServerCommand() *cobra.Command {
 	f.StringVar(&opts.DataDir, "data-dir", defaultDataDir(), "directory for etcd data, certificates and the admin kubeconfig")
 	f.StringVar(&opts.BindAddress, "bind-address", "0.0.0.0", "address the API server listens on")
 	f.IntVar(&opts.Port, "https-listen-port", 6443, "port the API server listens on")
-	f.StringVar(&opts.AdvertiseAddress, "advertise-address", "127.0.0.1", "address clients use to reach the API server (written into the kubeconfig)")
+	f.StringVar(&opts.AdvertiseAddress, "advertise-address", "", "address pods and other nodes reach the API server at: the kubernetes service's endpoint, also named in the serving certificate (this node's IP when empty; never loopback unless --bind-address is)")
 	f.StringSliceVar(&opts.ExtraSANs, "tls-san", nil, "additional names or IPs for the API server's certificate")
 	f.StringSliceVar(&opts.EtcdEndpoints, "etcd-endpoints", nil, "use an external etcd cluster at these endpoints instead of the embedded member")
 	f.StringVar(&opts.EtcdCAFile, "etcd-cafile", "", "CA bundle to verify the external etcd's certificates")

@@ -38,6 +38,7 @@ import (
 	"github.com/orca-project/orca/internal/kubelet/cri"
 	"github.com/orca-project/orca/internal/kubelet/nodestatus"
 	kubeletserver "github.com/orca-project/orca/internal/kubelet/server"
+	"github.com/orca-project/orca/internal/nodeaddr"
 	"github.com/orca-project/orca/internal/proxy"
 	"github.com/orca-project/orca/internal/version"
 )
@@ -143,7 +144,7 @@ func Run(ctx context.Context, o Options) error {
 	}
 	nodeIP := o.NodeIP
 	if nodeIP == "" {
-		ip, err := defaultIP()
+		ip, err := nodeaddr.Default()
 		if err != nil {
 			return fmt.Errorf("agent: find node IP (set --node-ip): %w", err)
 		}
@@ -416,25 +417,4 @@ func selfServing(dir, node, ip string, cfg *rest.Config) (*tls.Certificate, *x50
 		return nil, nil, errors.New("no cluster CA in the kubeconfig: the kubelet could not authenticate the API server")
 	}
 	return &cert, pool, nil
-}
-
-// defaultIP is the source address of the default route.
-func defaultIP() (string, error) {
-	// A UDP "connection" sends nothing; it only asks the kernel which
-	// address it would use.
-	conn, err := net.Dial("udp4", "192.0.2.1:9")
-	if err == nil {
-		defer conn.Close()
-		return conn.LocalAddr().(*net.UDPAddr).IP.String(), nil
-	}
-	addrs, err2 := net.InterfaceAddrs()
-	if err2 != nil {
-		return "", err
-	}
-	for _, a := range addrs {
-		if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && n.IP.To4() != nil {
-			return n.IP.String(), nil
-		}
-	}
-	return "", err
 }

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"fmt"
-	"net"
 	"time"
 
 	"github.com/orca-project/orca/internal/allocator"
@@ -57,16 +56,8 @@ func serviceAllocator(ctx context.Context, store *storage.Store, opts Options) (
 	return a, nil
 }
 
-// kubernetesService points the `kubernetes` service at this server.
+// kubernetesService points the `kubernetes` service at this server's
+// advertised address (see withAdvertisedIP).
 func kubernetesService(a *allocator.Services, opts Options, port int) *apiserver.KubernetesService {
-	ip := net.ParseIP(opts.AdvertiseAddress)
-	if ip == nil {
-		// A host name: endpoints hold addresses, so resolve it once.
-		if ips, err := net.LookupIP(opts.AdvertiseAddress); err == nil && len(ips) > 0 {
-			ip = ips[0]
-		} else {
-			ip = net.IPv4(127, 0, 0, 1)
-		}
-	}
-	return &apiserver.KubernetesService{ClusterIP: a.FirstIP().String(), AdvertiseIP: ip.String(), Port: int32(port)}
+	return &apiserver.KubernetesService{ClusterIP: a.FirstIP().String(), AdvertiseIP: opts.AdvertiseAddress, Port: int32(port)}
 }

@@ -43,8 +43,11 @@ type Options struct {
 	// a free port (tests).
 	BindAddress string
 	Port        int
-	// AdvertiseAddress is the address written into the kubeconfig and the
-	// serving certificate; 127.0.0.1 when empty.
+	// AdvertiseAddress is where pods and other nodes reach the API server:
+	// the `kubernetes` Service's endpoint and a name in the serving
+	// certificate. When empty or loopback, the node's own address is used
+	// (see advertisedIP). The admin kubeconfig points at loopback unless
+	// BindAddress names one address.
 	AdvertiseAddress string
 	// ExtraSANs are more names or addresses for the serving certificate.
 	ExtraSANs []string
@@ -137,12 +140,10 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 	if opts.Out == nil {
 		opts.Out = io.Discard
 	}
-	if opts.AdvertiseAddress == "" {
-		opts.AdvertiseAddress = "127.0.0.1"
-	}
 	if opts.BindAddress == "" {
 		opts.BindAddress = "0.0.0.0"
 	}
+	opts = withAdvertisedIP(opts)
 	say := func(format string, args ...any) { fmt.Fprintf(opts.Out, "orca: "+format+"\n", args...) }
 	if err := os.MkdirAll(opts.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create data dir: %w", err)
@@ -237,7 +238,7 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 		return nil, err
 	}
 
-	url := "https://" + net.JoinHostPort(opts.AdvertiseAddress, strconv.Itoa(port))
+	url := "https://" + net.JoinHostPort(kubeconfigHost(opts.BindAddress), strconv.Itoa(port))
 	kubeconfig := filepath.Join(opts.DataDir, "kubeconfig")
 	if err := writeKubeconfig(kubeconfig, url, ca, admin); err != nil {
 		ln.Close()
