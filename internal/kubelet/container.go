@@ -3,6 +3,7 @@ package kubelet
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -344,11 +345,15 @@ type envVar struct{ name, value string }
 func (k *Kubelet) envFor(ctx context.Context, pod *v1.Pod, c *v1.Container, sb *sandbox) ([]envVar, string) {
 	vals := map[string]string{}
 	var order []string
+	// $(NAME) may also name a service variable, as upstream.
+	svcEnv := k.serviceEnvOf(pod)
+	scope := maps.Clone(svcEnv)
 	set := func(n, v string) {
 		if _, ok := vals[n]; !ok {
 			order = append(order, n)
 		}
 		vals[n] = v
+		scope[n] = v
 	}
 	for _, from := range c.EnvFrom {
 		switch {
@@ -403,7 +408,7 @@ func (k *Kubelet) envFor(ctx context.Context, pod *v1.Pod, c *v1.Container, sb *
 	}
 	for _, e := range c.Env {
 		if e.ValueFrom == nil {
-			set(e.Name, expand(e.Value, vals))
+			set(e.Name, expand(e.Value, scope))
 			continue
 		}
 		vf := e.ValueFrom
@@ -469,11 +474,11 @@ func (k *Kubelet) envFor(ctx context.Context, pod *v1.Pod, c *v1.Container, sb *
 			set(e.Name, string(v))
 		}
 	}
-	out := make([]envVar, 0, len(order))
+	out := make([]envVar, 0, len(order)+len(svcEnv))
 	for _, n := range order {
 		out = append(out, envVar{n, vals[n]})
 	}
-	return out, ""
+	return withServiceEnv(out, svcEnv), ""
 }
 
 func sortedKeys(m map[string]string) []string {

@@ -94,6 +94,11 @@ type Kubelet struct {
 	lister  corelisters.PodLister
 	synced  cache.InformerSynced
 	factory informers.SharedInformerFactory
+	// services feed the containers' service environment variables; all
+	// of them, since pods see their own namespace's and default's.
+	services       corelisters.ServiceLister
+	servicesSync   cache.InformerSynced
+	clusterFactory informers.SharedInformerFactory
 
 	mu      sync.Mutex
 	pods    map[types.UID]*v1.Pod
@@ -145,6 +150,9 @@ func New(cfg Config) *Kubelet {
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 			o.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", cfg.NodeName).String()
 		}))
+	k.clusterFactory = informers.NewSharedInformerFactory(cfg.Client, 0)
+	svcInf := k.clusterFactory.Core().V1().Services()
+	k.services, k.servicesSync = svcInf.Lister(), svcInf.Informer().HasSynced
 	inf := k.factory.Core().V1().Pods()
 	k.lister = inf.Lister()
 	k.synced = inf.Informer().HasSynced
@@ -191,7 +199,10 @@ func (k *Kubelet) Run(ctx context.Context) error {
 		return fmt.Errorf("kubelet: first runtime relist: %w", err)
 	}
 	k.factory.Start(ctx.Done())
-	if !cache.WaitForCacheSync(ctx.Done(), k.synced) {
+	k.clusterFactory.Start(ctx.Done())
+	// Containers started before the services are known would miss their
+	// service variables for good, so wait for both.
+	if !cache.WaitForCacheSync(ctx.Done(), k.synced, k.servicesSync) {
 		return ctx.Err()
 	}
 	// Pods the runtime holds that the API no longer knows (deleted while
