@@ -135,6 +135,32 @@ func TestGCForegroundChain(t *testing.T) {
 	}
 }
 
+// TestGCDependencyCycle is upstream's "should not be blocked by
+// dependency circle": three objects owning each other in a circle, every
+// reference blocking, one deleted in the foreground; all must go.
+func TestGCDependencyCycle(t *testing.T) {
+	ctx := context.Background()
+	ns := "gc-cycle"
+	mkNamespace(t, ns)
+	one, two, three := gcConfigMap(t, ns, "one", nil), gcConfigMap(t, ns, "two", nil), gcConfigMap(t, ns, "three", nil)
+	for _, link := range []struct{ dep, owner *corev1.ConfigMap }{{one, three}, {two, one}, {three, two}} {
+		ref := ownedBy("v1", "ConfigMap", link.owner, true)
+		patch := fmt.Sprintf(`{"metadata":{"ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":%q,"uid":%q,"controller":true,"blockOwnerDeletion":true}]}}`, ref.Name, ref.UID)
+		if _, err := client.CoreV1().ConfigMaps(ns).Patch(ctx, link.dep.Name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	foreground := metav1.DeletePropagationForeground
+	if err := client.CoreV1().ConfigMaps(ns).Delete(ctx, one.Name, metav1.DeleteOptions{
+		PropagationPolicy: &foreground, Preconditions: metav1.NewUIDPreconditions(string(one.UID)),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"one", "two", "three"} {
+		eventually(t, 30*time.Second, func() error { return configMapGone(ns, name) })
+	}
+}
+
 func TestGCOrphan(t *testing.T) {
 	ctx := context.Background()
 	ns := "gc-orphan"

@@ -250,7 +250,7 @@ func (c *Controller) collect(ctx context.Context, n *node) error {
 	if err != nil {
 		return err
 	}
-	act, _ := decide(n.owners, states, c.graph.hasDependents(n.uid))
+	act, _ := decide(n.owners, states, c.graph.dependentsOf(n.uid))
 	if act == keep {
 		return nil
 	}
@@ -266,12 +266,18 @@ func (c *Controller) collect(ctx context.Context, n *node) error {
 	if states, err = c.classify(ctx, latest); err != nil {
 		return err
 	}
-	act, drop := decide(latest.owners, states, c.graph.hasDependents(latest.uid))
+	act, drop := decide(latest.owners, states, c.graph.dependentsOf(latest.uid))
 	switch act {
 	case removeRefs:
 		c.log.Debug("removing references to owners that are gone or deleting", "resource", latest.gvr.Resource, "namespace", latest.namespace, "name", latest.name, "owners", drop)
 		return c.patchOwners(ctx, latest, withoutOwners(latest.owners, drop))
 	case deleteForeground:
+		return c.delete(ctx, latest, metav1.DeletePropagationForeground)
+	case unblockForeground:
+		c.log.Debug("a dependent is itself deleting its dependents: making owner references non-blocking to break a possible cycle", "resource", latest.gvr.Resource, "namespace", latest.namespace, "name", latest.name)
+		if err := c.patchOwners(ctx, latest, unblocked(latest.owners)); err != nil {
+			return err
+		}
 		return c.delete(ctx, latest, metav1.DeletePropagationForeground)
 	case deleteObject:
 		return c.delete(ctx, latest, propagation(latest))

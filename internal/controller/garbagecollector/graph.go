@@ -200,13 +200,20 @@ const (
 	// deleteForeground deletes the dependent in the foreground, so that
 	// an owner waiting on it also waits on its own dependents.
 	deleteForeground
+	// unblockForeground is deleteForeground after making the dependent's
+	// owner references non-blocking: one of its own dependents is already
+	// in foreground deletion, so the chain may be a cycle (a owns b owns
+	// a) in which every member would wait for the next forever. As
+	// upstream, the check has false positives; they only cost the owners
+	// their wait for this one object.
+	unblockForeground
 )
 
 // decide is upstream's attemptToDeleteItem decision over classified
 // owner references: a dependent goes only when none of its owners is
 // solid; with solid owners it merely drops the references that no
-// longer hold.
-func decide(refs []metav1.OwnerReference, states []ownerState, hasDependents bool) (action, []types.UID) {
+// longer hold. deps are the dependent's own dependents.
+func decide(refs []metav1.OwnerReference, states []ownerState, deps []*node) (action, []types.UID) {
 	var nSolid, nWaiting int
 	var drop []types.UID
 	for i, s := range states {
@@ -225,7 +232,9 @@ func decide(refs []metav1.OwnerReference, states []ownerState, hasDependents boo
 		return keep, nil
 	case nSolid > 0:
 		return removeRefs, drop
-	case nWaiting > 0 && hasDependents:
+	case nWaiting > 0 && slices.ContainsFunc(deps, (*node).deletingDependents):
+		return unblockForeground, nil
+	case nWaiting > 0 && len(deps) > 0:
 		return deleteForeground, nil
 	case len(refs) == 0:
 		return keep, nil
@@ -257,6 +266,18 @@ func blocking(owner types.UID, deps []*node) int {
 		}
 	}
 	return n
+}
+
+// unblocked is refs with every blockOwnerDeletion cleared.
+func unblocked(refs []metav1.OwnerReference) []metav1.OwnerReference {
+	out := make([]metav1.OwnerReference, len(refs))
+	for i, r := range refs {
+		out[i] = r
+		if r.BlockOwnerDeletion != nil && *r.BlockOwnerDeletion {
+			out[i].BlockOwnerDeletion = new(bool)
+		}
+	}
+	return out
 }
 
 // withoutOwners is refs minus the references to the given uids.

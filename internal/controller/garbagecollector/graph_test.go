@@ -19,23 +19,32 @@ func ref(uid string, block bool) metav1.OwnerReference {
 
 func TestDecide(t *testing.T) {
 	a, b := ref("a", false), ref("b", true)
+	dep := []*node{{uid: "d"}}
+	// A dependent already in foreground deletion: the object may be in
+	// a cycle (the e2e case: pod1 → pod3 → pod2 → pod1, all blocking).
+	cycle := []*node{{uid: "d"}, {uid: "e", deleting: true, finalizers: []string{metav1.FinalizerDeleteDependents}}}
+	// A dependent deleting in the background is no cycle.
+	background := []*node{{uid: "e", deleting: true}}
 	tests := []struct {
 		name       string
 		refs       []metav1.OwnerReference
 		states     []ownerState
-		dependents bool
+		dependents []*node
 		want       action
 		drop       []types.UID
 	}{
-		{"no owners", nil, nil, false, keep, nil},
-		{"solid owner", []metav1.OwnerReference{a}, []ownerState{solid}, false, keep, nil},
-		{"dangling owner", []metav1.OwnerReference{a}, []ownerState{dangling}, false, deleteObject, nil},
-		{"all dangling", []metav1.OwnerReference{a, b}, []ownerState{dangling, dangling}, true, deleteObject, nil},
-		{"one solid one dangling", []metav1.OwnerReference{a, b}, []ownerState{solid, dangling}, false, removeRefs, []types.UID{"b"}},
-		{"one solid one waiting", []metav1.OwnerReference{a, b}, []ownerState{waiting, solid}, false, removeRefs, []types.UID{"a"}},
-		{"waiting owner, leaf", []metav1.OwnerReference{b}, []ownerState{waiting}, false, deleteObject, nil},
-		{"waiting owner, has dependents", []metav1.OwnerReference{b}, []ownerState{waiting}, true, deleteForeground, nil},
-		{"waiting and dangling, has dependents", []metav1.OwnerReference{a, b}, []ownerState{dangling, waiting}, true, deleteForeground, nil},
+		{"no owners", nil, nil, nil, keep, nil},
+		{"solid owner", []metav1.OwnerReference{a}, []ownerState{solid}, nil, keep, nil},
+		{"dangling owner", []metav1.OwnerReference{a}, []ownerState{dangling}, nil, deleteObject, nil},
+		{"all dangling", []metav1.OwnerReference{a, b}, []ownerState{dangling, dangling}, dep, deleteObject, nil},
+		{"all dangling, dependent deleting its own", []metav1.OwnerReference{a}, []ownerState{dangling}, cycle, deleteObject, nil},
+		{"one solid one dangling", []metav1.OwnerReference{a, b}, []ownerState{solid, dangling}, nil, removeRefs, []types.UID{"b"}},
+		{"one solid one waiting", []metav1.OwnerReference{a, b}, []ownerState{waiting, solid}, cycle, removeRefs, []types.UID{"a"}},
+		{"waiting owner, leaf", []metav1.OwnerReference{b}, []ownerState{waiting}, nil, deleteObject, nil},
+		{"waiting owner, has dependents", []metav1.OwnerReference{b}, []ownerState{waiting}, dep, deleteForeground, nil},
+		{"waiting owner, dependent deleting in the background", []metav1.OwnerReference{b}, []ownerState{waiting}, background, deleteForeground, nil},
+		{"waiting and dangling, has dependents", []metav1.OwnerReference{a, b}, []ownerState{dangling, waiting}, dep, deleteForeground, nil},
+		{"waiting owner, dependent deleting its own: possible cycle", []metav1.OwnerReference{b}, []ownerState{waiting}, cycle, unblockForeground, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -72,6 +81,17 @@ func TestBlocking(t *testing.T) {
 	}
 	if got := blocking("o", deps); got != 2 {
 		t.Fatalf("blocking = %d, want 2 (blocking references to o, deleting or not)", got)
+	}
+}
+
+func TestUnblocked(t *testing.T) {
+	refs := []metav1.OwnerReference{ref("a", false), ref("b", true)}
+	got := unblocked(refs)
+	if blocking("b", []*node{{owners: got}}) != 0 || got[0].BlockOwnerDeletion != nil || got[1].UID != "b" {
+		t.Fatalf("unblocked = %+v", got)
+	}
+	if !*refs[1].BlockOwnerDeletion {
+		t.Fatal("unblocked changed its input")
 	}
 }
 
