@@ -125,12 +125,19 @@ func setup(dir string) int {
 		fmt.Fprintf(os.Stderr, "build orca-pause: %v\n%s", err, out)
 		return 1
 	}
+	// The main node's address is on the test bridge, so the bridge comes
+	// first: the API server advertises that address to pods.
+	if err := makeBridge(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	var err error
 	inst, err = server.Start(context.Background(), server.Options{
 		// All addresses: nodes in their own network namespaces reach the
 		// API server over the test bridge.
 		DataDir: filepath.Join(dir, "server"), BindAddress: "0.0.0.0", Port: 0,
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		AdvertiseAddress: bridgeIP,
+		Log:              slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start server:", err)
@@ -143,10 +150,6 @@ func setup(dir string) int {
 	}
 	cfg.QPS, cfg.Burst = 100, 200
 	client = kubernetes.NewForConfigOrDie(cfg)
-	if err := makeBridge(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
 	nodeDir = filepath.Join(dir, "node")
 	kubeletPort = freePort()
 	if err := startAgent(); err != nil {
@@ -229,6 +232,9 @@ func runAgentProcess() int {
 		DataDir: os.Getenv("ORCA_TEST_DATA_DIR"), NodeName: os.Getenv("ORCA_TEST_NODE_NAME"), NodeIP: os.Getenv("ORCA_TEST_NODE_IP"),
 		Config: cfg, KubeletPort: port, ClusterDNS: []string{"10.43.0.10"},
 		PodCIDR: os.Getenv("ORCA_TEST_POD_CIDR"), Taints: testTaints(), Bridge: "orcae2e0", PauseBinary: os.Getenv("ORCA_TEST_PAUSE"),
+		// As upstream's kubelet, which always allows them; the refusal
+		// without the flag is a unit test of the kubelet.
+		AllowPrivileged: true,
 		Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})),
 	})
 	if err != nil {
