@@ -187,12 +187,24 @@ func (k *Kubelet) kubeletMounts(pod *v1.Pod, c *v1.Container, sb *sandbox, attem
 		_ = os.Chmod(f, 0o666)
 		out = append(out, &runtimeapi.Mount{ContainerPath: c.TerminationMessagePath, HostPath: f})
 	}
-	if !pod.Spec.HostNetwork && !hasMountAt(c, "/etc/hosts") {
+	if !hasMountAt(c, "/etc/hosts") {
+		var content string
+		if pod.Spec.HostNetwork {
+			// Upstream's kubelet manages the file of a pod on the node's
+			// network too: the node's own entries and the pod's aliases.
+			node, err := os.ReadFile(k.cfg.NodeHostsFile)
+			if err != nil {
+				return nil, fmt.Errorf("hosts file: %w", err)
+			}
+			content = hostNetworkHostsFile(node, pod.Spec.HostAliases)
+		} else {
+			content = hostsFile(pod, sb.IPs, k.cfg.ClusterDomain)
+		}
 		hosts := filepath.Join(k.cfg.PodDir, string(pod.UID), "etc-hosts")
 		if err := os.MkdirAll(filepath.Dir(hosts), 0o755); err != nil {
 			return nil, fmt.Errorf("hosts file: %w", err)
 		}
-		if err := os.WriteFile(hosts, []byte(hostsFile(pod, sb)), 0o644); err != nil {
+		if err := os.WriteFile(hosts, []byte(content), 0o644); err != nil {
 			return nil, fmt.Errorf("hosts file: %w", err)
 		}
 		out = append(out, &runtimeapi.Mount{ContainerPath: "/etc/hosts", HostPath: hosts})
@@ -214,22 +226,36 @@ func (k *Kubelet) terminationFile(pod *v1.Pod, c *v1.Container, attempt uint32) 
 }
 
 // hostsFile is the pod's /etc/hosts, as upstream's kubelet writes it.
-func hostsFile(pod *v1.Pod, sb *sandbox) string {
+func hostsFile(pod *v1.Pod, ips []string, clusterDomain string) string {
 	var b strings.Builder
 	b.WriteString("# Kubernetes-managed hosts file.\n127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\nfe00::0\tip6-localnet\nfe00::0\tip6-mcastprefix\nfe00::1\tip6-allnodes\nfe00::2\tip6-allrouters\n")
 	hostname, _ := podHostname(pod)
-	for _, ip := range sb.IPs {
+	for _, ip := range ips {
 		if pod.Spec.Subdomain != "" {
-			fmt.Fprintf(&b, "%s\t%s.%s.%s.svc.cluster.local\t%s\n", ip, hostname, pod.Spec.Subdomain, pod.Namespace, hostname)
+			fmt.Fprintf(&b, "%s\t%s.%s.%s.svc.%s\t%s\n", ip, hostname, pod.Spec.Subdomain, pod.Namespace, clusterDomain, hostname)
 		} else {
 			fmt.Fprintf(&b, "%s\t%s\n", ip, hostname)
 		}
 	}
-	if len(pod.Spec.HostAliases) > 0 {
-		b.WriteString("\n# Entries added by HostAliases.\n")
-		for _, a := range pod.Spec.HostAliases {
-			fmt.Fprintf(&b, "%s\t%s\n", a.IP, strings.Join(a.Hostnames, "\t"))
-		}
+	b.WriteString(hostAliasEntries(pod.Spec.HostAliases))
+	return b.String()
+}
+
+// hostNetworkHostsFile is the /etc/hosts of a pod on the node's network:
+// the node's file under upstream's header for that case, which differs
+// from the other header so that tools can tell the two apart.
+func hostNetworkHostsFile(node []byte, aliases []v1.HostAlias) string {
+	return "# Kubernetes-managed hosts file (host network).\n" + string(node) + hostAliasEntries(aliases)
+}
+
+func hostAliasEntries(aliases []v1.HostAlias) string {
+	if len(aliases) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\n# Entries added by HostAliases.\n")
+	for _, a := range aliases {
+		fmt.Fprintf(&b, "%s\t%s\n", a.IP, strings.Join(a.Hostnames, "\t"))
 	}
 	return b.String()
 }

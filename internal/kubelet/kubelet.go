@@ -71,6 +71,9 @@ type Config struct {
 	ClusterDomain string
 	// ResolvConf is the node's resolver configuration (/etc/resolv.conf).
 	ResolvConf string
+	// NodeHostsFile is the node's hosts file, the base of the /etc/hosts
+	// of pods on the node's network; /etc/hosts when empty.
+	NodeHostsFile string
 	// AllowPrivileged lets containers ask for privileged mode.
 	AllowPrivileged bool
 	// NodeMemory is the node's memory capacity, for OOM score adjustment.
@@ -131,6 +134,9 @@ func New(cfg Config) *Kubelet {
 	}
 	if cfg.ClusterDomain == "" {
 		cfg.ClusterDomain = "cluster.local"
+	}
+	if cfg.NodeHostsFile == "" {
+		cfg.NodeHostsFile = "/etc/hosts"
 	}
 	k := &Kubelet{
 		cfg:         cfg,

@@ -33,9 +33,15 @@ func (k *Kubelet) createSandbox(ctx context.Context, pod *v1.Pod, attempt uint32
 // sandboxConfig is the pod's sandbox configuration.
 func (k *Kubelet) sandboxConfig(pod *v1.Pod, attempt uint32) (*runtimeapi.PodSandboxConfig, error) {
 	logDir := k.podLogDir(pod)
-	hostname, err := podHostname(pod)
-	if err != nil {
-		return nil, err
+	// A pod on the node's network shares the node's UTS namespace too, so
+	// it gets no hostname of its own (the runtime refuses one).
+	hostname := ""
+	if !pod.Spec.HostNetwork {
+		h, err := podHostname(pod)
+		if err != nil {
+			return nil, err
+		}
+		hostname = h
 	}
 	cfg := &runtimeapi.PodSandboxConfig{
 		Metadata:     &runtimeapi.PodSandboxMetadata{Name: pod.Name, Namespace: pod.Namespace, Uid: string(pod.UID), Attempt: attempt},
@@ -47,6 +53,9 @@ func (k *Kubelet) sandboxConfig(pod *v1.Pod, attempt uint32) (*runtimeapi.PodSan
 			CgroupParent: "/kubepods/pod" + string(pod.UID),
 			SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
 				NamespaceOptions: namespaceOptions(pod),
+				// The runtime lets a container be privileged only in a
+				// privileged sandbox.
+				Privileged: k.cfg.AllowPrivileged && hasPrivilegedContainer(pod),
 			},
 			Sysctls: map[string]string{},
 		},
@@ -71,13 +80,11 @@ func (k *Kubelet) sandboxConfig(pod *v1.Pod, attempt uint32) (*runtimeapi.PodSan
 		}
 		cfg.Linux.SecurityContext.SupplementalGroups = sc.SupplementalGroups
 	}
-	if !pod.Spec.HostNetwork {
-		dns, err := k.dnsConfig(pod)
-		if err != nil {
-			return nil, err
-		}
-		cfg.DnsConfig = dns
+	dns, err := k.dnsConfig(pod)
+	if err != nil {
+		return nil, err
 	}
+	cfg.DnsConfig = dns
 	for _, c := range pod.Spec.Containers {
 		for _, p := range c.Ports {
 			if p.HostPort == 0 {
@@ -121,6 +128,24 @@ func namespaceOptions(pod *v1.Pod) *runtimeapi.NamespaceOption {
 	return o
 }
 
+// hasPrivilegedContainer reports whether any container of the pod asks to
+// be privileged.
+func hasPrivilegedContainer(pod *v1.Pod) bool {
+	for _, cs := range [][]v1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for _, c := range cs {
+			if c.SecurityContext != nil && c.SecurityContext.Privileged != nil && *c.SecurityContext.Privileged {
+				return true
+			}
+		}
+	}
+	for _, c := range pod.Spec.EphemeralContainers {
+		if c.SecurityContext != nil && c.SecurityContext.Privileged != nil && *c.SecurityContext.Privileged {
+			return true
+		}
+	}
+	return false
+}
+
 // podHostname is spec.hostname or the pod's name, cut to 63 characters as
 // upstream does.
 func podHostname(pod *v1.Pod) (string, error) {
@@ -141,6 +166,11 @@ func (k *Kubelet) dnsConfig(pod *v1.Pod) (*runtimeapi.DNSConfig, error) {
 	policy := pod.Spec.DNSPolicy
 	if policy == "" {
 		policy = v1.DNSClusterFirst
+	}
+	// A pod on the node's network resolves as the node does unless it
+	// asks for the cluster's DNS with ClusterFirstWithHostNet.
+	if policy == v1.DNSClusterFirst && pod.Spec.HostNetwork {
+		policy = v1.DNSDefault
 	}
 	switch {
 	case policy == v1.DNSNone:

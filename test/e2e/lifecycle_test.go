@@ -278,13 +278,4 @@ func TestSecurityContext(t *testing.T) {
 		}
 		return nil
 	})
-
-	priv := simplePod(ns, "privileged", "sleep 3600")
-	priv.Spec.Containers[0].SecurityContext = &v1.SecurityContext{Privileged: &yes}
-	created := createPod(t, priv)
-	waitPod(t, ns, "privileged", 30*time.Second, "refused", func(p *v1.Pod) bool {
-		cs := containerStatus(p, "main")
-		return cs != nil && cs.State.Waiting != nil && cs.State.Waiting.Reason == "CreateContainerConfigError" &&
-			cs.State.Waiting.Message == fmt.Sprintf("pod with UID %q specified privileged container, but is disallowed", created.UID)
-	})
 }

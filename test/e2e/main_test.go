@@ -232,10 +232,11 @@ func runAgentProcess() int {
 		DataDir: os.Getenv("ORCA_TEST_DATA_DIR"), NodeName: os.Getenv("ORCA_TEST_NODE_NAME"), NodeIP: os.Getenv("ORCA_TEST_NODE_IP"),
 		Config: cfg, KubeletPort: port, ClusterDNS: []string{"10.43.0.10"},
 		PodCIDR: os.Getenv("ORCA_TEST_POD_CIDR"), Taints: testTaints(), Bridge: "orcae2e0", PauseBinary: os.Getenv("ORCA_TEST_PAUSE"),
-		// As upstream's kubelet, which always allows them; the refusal
-		// without the flag is a unit test of the kubelet.
-		AllowPrivileged: true,
 		Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})),
+
+		// Privileged containers, as upstream's kubelet always allows them;
+		// the refusal without the flag is a unit test of the kubelet.
+		AllowPrivileged: true,
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "agent:", err)
