@@ -1,0 +1,175 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// These tests follow upstream's node conformance specs closely (their
+// pods, commands and the way they read the result), with the project's
+// busybox image in place of upstream's test images.
+
+// podOutput runs a pod to completion, as upstream's TestContainerOutput
+// does, and returns its container's log read through the API.
+func podOutput(t *testing.T, p *v1.Pod) string {
+	t.Helper()
+	createPod(t, p)
+	waitPod(t, p.Namespace, p.Name, time.Minute, "Succeeded", func(p *v1.Pod) bool { return p.Status.Phase == v1.PodSucceeded })
+	b, err := client.CoreV1().Pods(p.Namespace).GetLogs(p.Name, &v1.PodLogOptions{Container: p.Spec.Containers[0].Name}).DoRaw(context.Background())
+	if err != nil {
+		t.Fatalf("logs of %s: %v", p.Name, err)
+	}
+	return string(b)
+}
+
+func TestEnvFromWithKeysThatAreNotShellNames(t *testing.T) {
+	needCluster(t)
+	ns := namespace(t)
+	ctx := context.Background()
+	data := map[string]string{"data-1": "value-1", "data-2": "value-2", "data-3": "value-3"}
+	if _, err := client.CoreV1().ConfigMaps(ns).Create(ctx, &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm"}, Data: data}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	secret := map[string][]byte{}
+	for k, v := range data {
+		secret[k] = []byte(v + "\n")
+	}
+	if _, err := client.CoreV1().Secrets(ns).Create(ctx, &v1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "sec"}, Data: secret}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cmRef := &v1.ConfigMapEnvSource{LocalObjectReference: v1.LocalObjectReference{Name: "cm"}}
+	secRef := &v1.SecretEnvSource{LocalObjectReference: v1.LocalObjectReference{Name: "sec"}}
+	for _, tc := range []struct {
+		name string
+		from []v1.EnvFromSource
+		want []string
+	}{
+		{"configmap", []v1.EnvFromSource{{ConfigMapRef: cmRef}, {Prefix: "p-", ConfigMapRef: cmRef}},
+			[]string{"data-1=value-1", "data-2=value-2", "data-3=value-3", "p-data-1=value-1", "p-data-2=value-2", "p-data-3=value-3"}},
+		{"secret", []v1.EnvFromSource{{SecretRef: secRef}, {Prefix: "p-", SecretRef: secRef}},
+			[]string{"data-1=value-1", "data-2=value-2", "data-3=value-3", "p-data-1=value-1", "p-data-2=value-2", "p-data-3=value-3"}},
+		{"prefixes", []v1.EnvFromSource{{SecretRef: secRef}, {Prefix: "1-", SecretRef: secRef}, {Prefix: "$_-", SecretRef: secRef}, {Prefix: "a.b:", ConfigMapRef: cmRef}},
+			[]string{"1-data-1=value-1", "$_-data-2=value-2", "a.b:data-3=value-3"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &v1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Name: "env-" + tc.name, Namespace: ns},
+				Spec: v1.PodSpec{
+					RestartPolicy: v1.RestartPolicyNever,
+					Containers: []v1.Container{{
+						Name: "env-test", Image: busybox, ImagePullPolicy: v1.PullNever,
+						// Upstream's specs run `sh -c env`; the image's shell
+						// (Debian's busybox ash) drops variables whose names
+						// are not shell names before `env` runs, where
+						// upstream's busybox passes them on. The kubelet's
+						// part is what reaches the container's process.
+						Command: []string{"env"}, EnvFrom: tc.from,
+					}},
+				},
+			}
+			out := podOutput(t, p)
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("output lacks %q:\n%s", w, out)
+				}
+			}
+		})
+	}
+}
+
+// hostsFileIsManaged is upstream's KubeletManagedEtcHosts check: the file
+// starts with the kubelet's header and differs from the node's.
+func hostsFileIsManaged(t *testing.T, ns, pod, container string) bool {
+	t.Helper()
+	hosts := kubectlOK(t, "", "exec", pod, "-n", ns, "-c", container, "--", "cat", "/etc/hosts")
+	original := kubectlOK(t, "", "exec", pod, "-n", ns, "-c", container, "--", "cat", "/etc/hosts-original")
+	if hosts == "" || original == "" {
+		t.Fatalf("%s/%s: empty hosts files %q %q", pod, container, hosts, original)
+	}
+	return strings.HasPrefix(hosts, "# Kubernetes-managed hosts file.") && hosts != original
+}
+
+func TestKubeletManagedEtcHosts(t *testing.T) {
+	needCluster(t)
+	ns := namespace(t)
+	fileOrCreate := v1.HostPathFileOrCreate
+	volumes := []v1.Volume{{Name: "host-etc-hosts", VolumeSource: v1.VolumeSource{HostPath: &v1.HostPathVolumeSource{Path: "/etc/hosts", Type: &fileOrCreate}}}}
+	original := v1.VolumeMount{Name: "host-etc-hosts", MountPath: "/etc/hosts-original"}
+	ctr := func(name string, mounts ...v1.VolumeMount) v1.Container {
+		return v1.Container{Name: name, Image: busybox, ImagePullPolicy: v1.PullNever, Command: []string{"sleep", "3600"}, VolumeMounts: mounts}
+	}
+	grace := int64(0)
+	podNet := &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "test-pod", Namespace: ns},
+		Spec: v1.PodSpec{TerminationGracePeriodSeconds: &grace, Volumes: volumes, Containers: []v1.Container{
+			ctr("busybox-1", original), ctr("busybox-2", original),
+			ctr("busybox-3", original, v1.VolumeMount{Name: "host-etc-hosts", MountPath: "/etc/hosts"}),
+		}},
+	}
+	hostNet := &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "test-host-network-pod", Namespace: ns},
+		Spec: v1.PodSpec{HostNetwork: true, TerminationGracePeriodSeconds: &grace, Volumes: volumes, Containers: []v1.Container{
+			ctr("busybox-1", original), ctr("busybox-2", original),
+		}},
+	}
+	createPod(t, podNet)
+	createPod(t, hostNet)
+	waitPod(t, ns, podNet.Name, time.Minute, "Running", running)
+	p := waitPod(t, ns, hostNet.Name, time.Minute, "Running", running)
+	if p.Status.PodIP != bridgeIP {
+		t.Errorf("host-network pod IP %q, want the node's %s", p.Status.PodIP, bridgeIP)
+	}
+	for _, c := range []string{"busybox-1", "busybox-2"} {
+		if !hostsFileIsManaged(t, ns, podNet.Name, c) {
+			t.Errorf("%s: /etc/hosts of a pod-network container is not the kubelet's", c)
+		}
+		if hostsFileIsManaged(t, ns, hostNet.Name, c) {
+			t.Errorf("%s: /etc/hosts of a host-network container looks like a pod-network one", c)
+		}
+	}
+	if hostsFileIsManaged(t, ns, podNet.Name, "busybox-3") {
+		t.Error("busybox-3 mounts /etc/hosts itself, yet the kubelet's file is there")
+	}
+	// The host-network pod sees the node's host name and its own header.
+	hosts := kubectlOK(t, "", "exec", hostNet.Name, "-n", ns, "-c", "busybox-1", "--", "cat", "/etc/hosts")
+	if !strings.HasPrefix(hosts, "# Kubernetes-managed hosts file (host network).\n") {
+		t.Errorf("host-network /etc/hosts:\n%s", hosts)
+	}
+	nodeHost, _ := os.Hostname()
+	if got := strings.TrimSpace(kubectlOK(t, "", "exec", hostNet.Name, "-n", ns, "-c", "busybox-1", "--", "hostname")); got != nodeHost {
+		t.Errorf("host-network pod's hostname %q, want the node's %q", got, nodeHost)
+	}
+}
+
+// Upstream's PrivilegedPod spec: a privileged container may change the
+// pod's network; one that is not, in the same pod, may not.
+func TestPrivilegedPod(t *testing.T) {
+	needCluster(t)
+	ns := namespace(t)
+	yes, no := true, false
+	grace := int64(0)
+	p := &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "privileged-pod", Namespace: ns},
+		Spec: v1.PodSpec{TerminationGracePeriodSeconds: &grace, Containers: []v1.Container{
+			{Name: "privileged-container", Image: busybox, ImagePullPolicy: v1.PullNever, Command: []string{"/bin/sleep", "10000"}, SecurityContext: &v1.SecurityContext{Privileged: &yes}},
+			{Name: "not-privileged-container", Image: busybox, ImagePullPolicy: v1.PullNever, Command: []string{"/bin/sleep", "10000"}, SecurityContext: &v1.SecurityContext{Privileged: &no}},
+		}},
+	}
+	createPod(t, p)
+	waitPod(t, ns, p.Name, time.Minute, "Running", running)
+	// A bridge rather than upstream's dummy link: not every kernel has
+	// the dummy driver. Either lives in the pod's network namespace.
+	add := []string{"ip", "link", "add", "orcatest1", "type", "bridge"}
+	kubectlOK(t, "", append([]string{"exec", p.Name, "-n", ns, "-c", "privileged-container", "--"}, add...)...)
+	kubectlOK(t, "", "exec", p.Name, "-n", ns, "-c", "privileged-container", "--", "ip", "link", "del", "orcatest1")
+	res := runKubectl(t, nil, "", append([]string{"exec", p.Name, "-n", ns, "-c", "not-privileged-container", "--"}, add...)...)
+	if res.Code == 0 {
+		t.Errorf("an unprivileged container added a link: %s", res.Stdout)
+	}
+}
