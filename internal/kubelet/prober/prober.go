@@ -1,8 +1,8 @@
 // Package prober runs containers' liveness, readiness and startup probes
-// (exec, httpGet, tcpSocket) with upstream's timing rules: initial delay,
-// period, timeout, and success and failure thresholds counted in a row. A
-// worker per probe keeps the latest result; the kubelet reads the results
-// when it syncs and is told whenever one flips.
+// (exec, httpGet, tcpSocket, gRPC) with upstream's timing rules: initial
+// delay, period, timeout, and success and failure thresholds counted in a
+// row. A worker per probe keeps the latest result; the kubelet reads the
+// results when it syncs and is told whenever one flips.
 package prober
 
 import (
@@ -23,6 +23,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/tools/record"
 )
+
+// userAgent is what upstream's kubelet of the same minor version sends.
+const userAgent = "kube-probe/1.37"
 
 // Kind is which probe a worker runs.
 type Kind string
@@ -261,7 +264,11 @@ func (m *Manager) probe(pod *v1.Pod, c *v1.Container, p *v1.Probe, id, podIP str
 		conn.Close()
 		return true, ""
 	case p.GRPC != nil:
-		return false, "gRPC probes are not supported by this kubelet"
+		service := ""
+		if p.GRPC.Service != nil {
+			service = *p.GRPC.Service
+		}
+		return GRPC(ctx, podIP, service, int(p.GRPC.Port), timeout)
 	}
 	return true, ""
 }
@@ -289,7 +296,7 @@ func HTTPGet(ctx context.Context, g *v1.HTTPGetAction, c *v1.Container, host str
 	if err != nil {
 		return false, err.Error()
 	}
-	req.Header.Set("User-Agent", "kube-probe/1.37")
+	req.Header.Set("User-Agent", userAgent)
 	req.Header.Set("Accept", "*/*")
 	for _, h := range g.HTTPHeaders {
 		if strings.EqualFold(h.Name, "host") {
