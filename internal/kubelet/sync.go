@@ -54,6 +54,11 @@ func (k *Kubelet) syncPod(ctx context.Context, uid types.UID, pod *v1.Pod) (time
 	}
 	again := k.run(ctx, pod)
 	_ = k.state.refresh(ctx, k.rt, uid)
+	// Probes start from what runs now, containers this pass started
+	// included: the refresh above is the worker's own view, so no relist
+	// would tell it again, and a readiness probe left for the next resync
+	// kept a new replica unready for up to 10 s.
+	k.updateProbes(pod)
 	k.updateStatus(ctx, pod, false)
 	if k.finished(pod) {
 		k.stopSandboxes(ctx, k.state.get(uid))
@@ -147,7 +152,6 @@ func (k *Kubelet) run(ctx context.Context, pod *v1.Pod) time.Duration {
 	}
 
 	var again time.Duration
-	running := map[string]string{}
 	for i := range pod.Spec.Containers {
 		c := &pod.Spec.Containers[i]
 		runs := byName[c.Name]
@@ -166,7 +170,6 @@ func (k *Kubelet) run(ctx context.Context, pod *v1.Pod) time.Duration {
 				again = time.Millisecond
 				continue
 			}
-			running[c.Name] = cur.ID
 			k.clearWaiting(pod.UID, c.Name)
 		case podstatus.Created:
 			// Created but never started: a kubelet stopped between the two
@@ -184,16 +187,37 @@ func (k *Kubelet) run(ctx context.Context, pod *v1.Pod) time.Duration {
 			}
 		}
 	}
+	k.gcContainers(ctx, rtp, sb.ID)
+	return again
+}
+
+// updateProbes gives every running container of the pod's current sandbox
+// its probe workers, and stops those of containers no longer running.
+func (k *Kubelet) updateProbes(pod *v1.Pod) {
+	rtp := k.state.get(pod.UID)
+	sb := readySandbox(rtp)
+	running := map[string]string{}
 	ip := ""
-	if len(sb.IPs) > 0 {
-		ip = sb.IPs[0]
+	if sb != nil {
+		for name, runs := range rtp.byName() {
+			for _, r := range runs {
+				// The newest run in this sandbox is the current one.
+				if r.SandboxID == sb.ID {
+					if r.State == podstatus.Running {
+						running[name] = r.ID
+					}
+					break
+				}
+			}
+		}
+		if len(sb.IPs) > 0 {
+			ip = sb.IPs[0]
+		}
 	}
 	if pod.Spec.HostNetwork && len(k.cfg.HostIPs) > 0 {
 		ip = k.cfg.HostIPs[0]
 	}
 	k.probes.Update(pod, running, ip)
-	k.gcContainers(ctx, rtp, sb.ID)
-	return again
 }
 
 // startOrBackoff starts a container's next run unless it is in back-off.
