@@ -386,6 +386,76 @@ func TestJobDeletedReleasesPodFinalizers(t *testing.T) {
 	})
 }
 
+// TestJobAdoptsAndReleasesPods is upstream's "should adopt matching
+// orphans and release non-matching pods": a pod stripped of its owner
+// reference is adopted again (tracking finalizer included), and a pod
+// whose labels stop matching is released (finalizer included).
+func TestJobAdoptsAndReleasesPods(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t, client, "job-adopt")
+	fakeKubelet(t, ns, nil)
+	j := createJob(t, ns, jobOf("adopt-release", 4, 2))
+	var pod corev1.Pod
+	eventually(t, 30*time.Second, func() error {
+		pods := jobPods(t, ns, j.Name)
+		if len(pods) != 2 {
+			return fmt.Errorf("%d pods, want 2", len(pods))
+		}
+		pod = pods[0]
+		return nil
+	})
+	update := func(change func(*corev1.Pod)) {
+		t.Helper()
+		eventually(t, 10*time.Second, func() error {
+			p, err := client.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			change(p)
+			_, err = client.CoreV1().Pods(ns).Update(ctx, p, metav1.UpdateOptions{})
+			return err
+		})
+	}
+
+	update(func(p *corev1.Pod) { p.OwnerReferences = nil })
+	eventually(t, 30*time.Second, func() error {
+		p, err := client.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		ref := metav1.GetControllerOf(p)
+		if ref == nil || ref.Kind != "Job" || ref.Name != j.Name || ref.UID != j.UID {
+			return fmt.Errorf("pod not adopted: owners %+v", p.OwnerReferences)
+		}
+		if !slices.Contains(p.Finalizers, batchv1.JobTrackingFinalizer) {
+			return fmt.Errorf("adopted pod has no tracking finalizer: %v", p.Finalizers)
+		}
+		return nil
+	})
+
+	update(func(p *corev1.Pod) { p.Labels = nil })
+	eventually(t, 30*time.Second, func() error {
+		p, err := client.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if ref := metav1.GetControllerOf(p); ref != nil {
+			return fmt.Errorf("pod not released: owners %+v", p.OwnerReferences)
+		}
+		if slices.Contains(p.Finalizers, batchv1.JobTrackingFinalizer) {
+			return fmt.Errorf("released pod kept the tracking finalizer")
+		}
+		return nil
+	})
+	// The released pod is no longer the Job's: another takes its place.
+	eventually(t, 30*time.Second, func() error {
+		if got := getJob(t, ns, j.Name); got.Status.Active != 2 || len(jobPods(t, ns, j.Name)) != 2 {
+			return fmt.Errorf("active = %d, want 2 with the released pod replaced", got.Status.Active)
+		}
+		return nil
+	})
+}
+
 func TestJobBackoffLimitPerIndex(t *testing.T) {
 	ns := newNamespace(t, client, "job-perindex")
 	fakeKubelet(t, ns, func(p *corev1.Pod) corev1.PodPhase {

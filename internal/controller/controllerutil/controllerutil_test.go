@@ -2,10 +2,12 @@ package controllerutil
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -99,6 +101,54 @@ func TestClaimPodsAdoptsAndReleases(t *testing.T) {
 	released, _ := client.CoreV1().Pods("ns").Get(context.Background(), "strayed", metav1.GetOptions{})
 	if len(released.OwnerReferences) != 0 {
 		t.Errorf("strayed pod not released: %+v", released.OwnerReferences)
+	}
+}
+
+// The Job's way of claiming: the owner is read live before adopting, and
+// its tracking finalizer comes with adoption and goes with release.
+func TestClaimPodsRecheckAndFinalizers(t *testing.T) {
+	ctx := context.Background()
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "j", Namespace: "ns", UID: "job-uid"}}
+	gvk := batchv1.SchemeGroupVersion.WithKind("Job")
+	ref := OwnerRef(job, gvk)
+	const fin = batchv1.JobTrackingFinalizer
+	sel := labels.SelectorFromSet(labels.Set{"job": "j"})
+	orphan := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "orphan", Namespace: "ns", UID: "1", Labels: map[string]string{"job": "j"}, Finalizers: []string{"example.com/keep"}}}
+	strayed := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "strayed", Namespace: "ns", UID: "2", OwnerReferences: []metav1.OwnerReference{ref}, Finalizers: []string{fin, "example.com/keep"}}}
+
+	for _, tt := range []struct {
+		name    string
+		fresh   *batchv1.Job
+		adopted bool
+	}{
+		{"owner live and well", job, true},
+		{"owner deleting", &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "j", Namespace: "ns", UID: "job-uid", DeletionTimestamp: &metav1.Time{Time: time.Unix(1, 0)}}}, false},
+		{"owner replaced by a namesake", &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "j", Namespace: "ns", UID: "other"}}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			client := fake.NewClientset(orphan.DeepCopy(), strayed.DeepCopy())
+			reads := 0
+			recheck := RecheckOwner(func(context.Context) (metav1.Object, error) { reads++; return tt.fresh, nil })
+			got, err := PodControl{Client: client}.ClaimPods(ctx, job, gvk, sel, []*v1.Pod{orphan, strayed}, recheck, WithFinalizers(fin))
+			if tt.adopted != (err == nil) {
+				t.Fatalf("err = %v, want an error only when adoption is refused", err)
+			}
+			if reads != 1 {
+				t.Errorf("owner read %d times, want once", reads)
+			}
+			p, _ := client.CoreV1().Pods("ns").Get(ctx, "orphan", metav1.GetOptions{})
+			if c := metav1.GetControllerOf(p); (c != nil) != tt.adopted || len(got) != map[bool]int{true: 1}[tt.adopted] {
+				t.Fatalf("orphan owners %+v, claimed %d; want adopted=%v", p.OwnerReferences, len(got), tt.adopted)
+			}
+			if tt.adopted && (len(p.Finalizers) != 2 || !slices.Contains(p.Finalizers, fin) || !slices.Contains(p.Finalizers, "example.com/keep")) {
+				t.Errorf("adopted pod finalizers = %v, want the tracking finalizer added", p.Finalizers)
+			}
+			// Releasing does not depend on the recheck.
+			p, _ = client.CoreV1().Pods("ns").Get(ctx, "strayed", metav1.GetOptions{})
+			if len(p.OwnerReferences) != 0 || !slices.Equal(p.Finalizers, []string{"example.com/keep"}) {
+				t.Errorf("released pod owners %+v finalizers %v, want neither the reference nor the tracking finalizer", p.OwnerReferences, p.Finalizers)
+			}
+		})
 	}
 }
 

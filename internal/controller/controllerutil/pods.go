@@ -117,12 +117,41 @@ func (c PodControl) Delete(ctx context.Context, pod *v1.Pod, owner runtime.Objec
 	return nil
 }
 
+// ClaimOption changes how ClaimPods adopts and releases pods.
+type ClaimOption func(*claimOptions)
+
+type claimOptions struct {
+	fresh      func(context.Context) (metav1.Object, error)
+	finalizers []string
+}
+
+// RecheckOwner has ClaimPods read the owner live (with get) before its
+// first adoption and adopt nothing unless it is still the same object
+// and not being deleted, as upstream's RecheckDeletionTimestamp: the
+// cached owner may already be deleting — the garbage collector is then
+// orphaning its pods, and an adoption would undo that — or replaced by a
+// namesake.
+func RecheckOwner(get func(context.Context) (metav1.Object, error)) ClaimOption {
+	return func(o *claimOptions) { o.fresh = get }
+}
+
+// WithFinalizers names finalizers an adopted pod gets and a released pod
+// loses together with the owner reference (the Job's tracking finalizer).
+func WithFinalizers(finalizers ...string) ClaimOption {
+	return func(o *claimOptions) { o.finalizers = finalizers }
+}
+
 // ClaimPods returns the pods owner controls after adopting orphans that
 // match selector and releasing owned pods that no longer match, as
 // upstream's ControllerRefManager. An owner being deleted adopts nothing.
-func (c PodControl) ClaimPods(ctx context.Context, owner metav1.Object, gvk schema.GroupVersionKind, selector labels.Selector, pods []*v1.Pod) ([]*v1.Pod, error) {
+func (c PodControl) ClaimPods(ctx context.Context, owner metav1.Object, gvk schema.GroupVersionKind, selector labels.Selector, pods []*v1.Pod, opts ...ClaimOption) ([]*v1.Pod, error) {
+	var o claimOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	var out []*v1.Pod
 	var errs []string
+	checked, canAdopt := false, error(nil)
 	for _, p := range pods {
 		ref := metav1.GetControllerOf(p)
 		matches := selector.Matches(labels.Set(p.Labels))
@@ -135,11 +164,18 @@ func (c PodControl) ClaimPods(ctx context.Context, owner metav1.Object, gvk sche
 			if owner.GetDeletionTimestamp() != nil {
 				continue
 			}
-			if err := c.release(ctx, p, owner); err != nil {
+			if err := c.release(ctx, p, owner, o.finalizers); err != nil {
 				errs = append(errs, err.Error())
 			}
 		case ref == nil && matches && owner.GetDeletionTimestamp() == nil && p.DeletionTimestamp == nil:
-			adopted, err := c.adopt(ctx, p, owner, gvk)
+			if !checked {
+				checked, canAdopt = true, o.recheck(ctx, owner, gvk)
+			}
+			if canAdopt != nil {
+				errs = append(errs, fmt.Sprintf("can't adopt pod %s: %v", p.Name, canAdopt))
+				continue
+			}
+			adopted, err := c.adopt(ctx, p, owner, gvk, o.finalizers)
 			if err != nil {
 				errs = append(errs, err.Error())
 				continue
@@ -155,12 +191,34 @@ func (c PodControl) ClaimPods(ctx context.Context, owner metav1.Object, gvk sche
 	return out, nil
 }
 
-func (c PodControl) adopt(ctx context.Context, p *v1.Pod, owner metav1.Object, gvk schema.GroupVersionKind) (*v1.Pod, error) {
+// recheck reads the owner live, when asked to, and says why it may not
+// adopt.
+func (o claimOptions) recheck(ctx context.Context, owner metav1.Object, gvk schema.GroupVersionKind) error {
+	if o.fresh == nil {
+		return nil
+	}
+	fresh, err := o.fresh(ctx)
+	switch {
+	case err != nil:
+		return err
+	case fresh.GetUID() != owner.GetUID():
+		return fmt.Errorf("original %s %s/%s is gone: got uid %s, wanted %s", gvk.Kind, owner.GetNamespace(), owner.GetName(), fresh.GetUID(), owner.GetUID())
+	case fresh.GetDeletionTimestamp() != nil:
+		return fmt.Errorf("%s %s/%s has just been deleted at %v", gvk.Kind, owner.GetNamespace(), owner.GetName(), fresh.GetDeletionTimestamp())
+	}
+	return nil
+}
+
+func (c PodControl) adopt(ctx context.Context, p *v1.Pod, owner metav1.Object, gvk schema.GroupVersionKind, finalizers []string) (*v1.Pod, error) {
 	ref := OwnerRef(owner, gvk)
-	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{
+	meta := map[string]any{
 		"ownerReferences": []metav1.OwnerReference{ref},
 		"uid":             p.UID,
-	}})
+	}
+	if len(finalizers) > 0 {
+		meta["finalizers"] = finalizers
+	}
+	patch, _ := json.Marshal(map[string]any{"metadata": meta})
 	out, err := c.Client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil, nil
@@ -171,9 +229,16 @@ func (c PodControl) adopt(ctx context.Context, p *v1.Pod, owner metav1.Object, g
 	return out, nil
 }
 
-func (c PodControl) release(ctx context.Context, p *v1.Pod, owner metav1.Object) error {
-	patch := fmt.Sprintf(`{"metadata":{"ownerReferences":[{"$patch":"delete","uid":%q}],"uid":%q}}`, owner.GetUID(), p.UID)
-	_, err := c.Client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{})
+func (c PodControl) release(ctx context.Context, p *v1.Pod, owner metav1.Object, finalizers []string) error {
+	meta := map[string]any{
+		"ownerReferences": []map[string]any{{"$patch": "delete", "uid": owner.GetUID()}},
+		"uid":             p.UID,
+	}
+	if len(finalizers) > 0 {
+		meta["$deleteFromPrimitiveList/finalizers"] = finalizers
+	}
+	patch, _ := json.Marshal(map[string]any{"metadata": meta})
+	_, err := c.Client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsInvalid(err) {
 		return fmt.Errorf("release pod %s: %w", p.Name, err)
 	}

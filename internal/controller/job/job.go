@@ -9,6 +9,7 @@ package job
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -16,7 +17,10 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
@@ -88,7 +92,7 @@ func New(client kubernetes.Interface, factory informers.SharedInformerFactory, m
 	}
 	if _, err := podInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.podAdded,
-		UpdateFunc: func(_, cur any) { c.podUpdated(cur) },
+		UpdateFunc: c.podUpdated,
 		DeleteFunc: c.podDeleted,
 	}); err != nil {
 		return nil, fmt.Errorf("job: pod handler: %w", err)
@@ -200,6 +204,30 @@ func (c *Controller) routePod(p *v1.Pod) (string, bool) {
 	return "", false
 }
 
+// enqueueAdopters wakes the Jobs whose selector matches an orphan pod, so
+// that one of them adopts it, and queues the pod itself when it still
+// carries the tracking finalizer: if nobody adopts it, nobody else would
+// ever remove that.
+func (c *Controller) enqueueAdopters(p *v1.Pod) {
+	if hasTrackingFinalizer(p) {
+		c.queue.Add(orphanPrefix + p.Namespace + "/" + p.Name)
+	}
+	if len(p.Labels) == 0 {
+		return
+	}
+	jobs, err := c.jobLister.Jobs(p.Namespace).List(labelsEverything)
+	if err != nil {
+		return
+	}
+	for _, j := range jobs {
+		sel, err := metav1.LabelSelectorAsSelector(j.Spec.Selector)
+		if err != nil || sel.Empty() || !sel.Matches(labels.Set(p.Labels)) {
+			continue
+		}
+		c.enqueue(j)
+	}
+}
+
 func (c *Controller) podAdded(obj any) {
 	p, ok := obj.(*v1.Pod)
 	if !ok {
@@ -211,16 +239,32 @@ func (c *Controller) podAdded(obj any) {
 		} else {
 			c.expectations.CreationObserved(key)
 		}
+		return
+	}
+	if metav1.GetControllerOf(p) == nil && p.DeletionTimestamp == nil {
+		c.enqueueAdopters(p)
 	}
 }
 
-func (c *Controller) podUpdated(obj any) {
-	p, ok := obj.(*v1.Pod)
-	if !ok {
+func (c *Controller) podUpdated(oldObj, obj any) {
+	old, ok1 := oldObj.(*v1.Pod)
+	p, ok2 := obj.(*v1.Pod)
+	if !ok1 || !ok2 {
 		return
 	}
-	if key, ok := c.routePod(p); ok && p.DeletionTimestamp != nil {
-		c.expectations.DeletionObserved(key, string(p.UID))
+	oldRef, curRef := metav1.GetControllerOf(old), metav1.GetControllerOf(p)
+	if oldRef != nil && (curRef == nil || curRef.UID != oldRef.UID) {
+		// The Job that lost the pod counts it out.
+		c.routePod(old)
+	}
+	if key, ok := c.routePod(p); ok {
+		if p.DeletionTimestamp != nil {
+			c.expectations.DeletionObserved(key, string(p.UID))
+		}
+		return
+	}
+	if curRef == nil && (oldRef != nil || !labels.Equals(old.Labels, p.Labels) || hasTrackingFinalizer(p)) {
+		c.enqueueAdopters(p)
 	}
 }
 
@@ -238,7 +282,7 @@ func (c *Controller) podDeleted(obj any) {
 }
 
 // syncOrphanPod removes the tracking finalizer from a pod whose Job no
-// longer exists.
+// longer exists or that has no controller at all.
 func (c *Controller) syncOrphanPod(ctx context.Context, key string) error {
 	ns, name, err := cache.SplitMetaNamespaceKey(key)
 	if err != nil {
@@ -248,11 +292,25 @@ func (c *Controller) syncOrphanPod(ctx context.Context, key string) error {
 	if err != nil || !hasTrackingFinalizer(p) {
 		return nil
 	}
-	if ref := metav1.GetControllerOf(p); ref != nil {
+	ref := metav1.GetControllerOf(p)
+	if ref != nil {
 		if j := c.resolve(ns, ref); j != nil {
 			c.enqueue(j)
 			return nil
 		}
+		return c.removeFinalizer(ctx, p)
 	}
-	return c.removeFinalizer(ctx, p)
+	// A Job may be adopting this orphan right now (adoption puts the
+	// finalizer back anyway): the removal holds only for the version
+	// read here, so it never strips an adopted pod.
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{
+		"$deleteFromPrimitiveList/finalizers": []string{batchv1.JobTrackingFinalizer},
+		"uid":                                 p.UID,
+		"resourceVersion":                     p.ResourceVersion,
+	}})
+	_, err = c.client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return fmt.Errorf("remove tracking finalizer from orphan pod %s: %w", key, err)
+	}
+	return nil
 }

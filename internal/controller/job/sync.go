@@ -148,7 +148,11 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if err != nil {
 		return fmt.Errorf("job %s: selector: %w", key, err)
 	}
-	pods, err := c.podControl.ClaimPods(ctx, j, controllerKind, sel, all)
+	fresh := func(ctx context.Context) (metav1.Object, error) {
+		return c.client.BatchV1().Jobs(ns).Get(ctx, name, metav1.GetOptions{})
+	}
+	pods, err := c.podControl.ClaimPods(ctx, j, controllerKind, sel, all,
+		controllerutil.RecheckOwner(fresh), controllerutil.WithFinalizers(batchv1.JobTrackingFinalizer))
 	if err != nil {
 		return err
 	}
