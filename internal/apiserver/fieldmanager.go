@@ -152,17 +152,16 @@ func (d defaulter) Default(obj runtime.Object) {
 
 // resetFields are the fields a write to sub cannot change (the server
 // puts back the stored values), so a manager must not come to own them:
-// .status through the object, everything but .status through /status.
+// .status through the object; through /status, every other top-level
+// field and the metadata the resource does not let status writers change.
 func (r *resource) resetFields(sub string) map[fieldpath.APIVersion]fieldpath.Filter {
 	var set *fieldpath.Set
 	switch {
 	case sub == "status":
-		set = fieldpath.NewSet(
-			fieldpath.MakePathOrDie("metadata", "labels"),
-			fieldpath.MakePathOrDie("metadata", "annotations"),
-			fieldpath.MakePathOrDie("metadata", "finalizers"),
-			fieldpath.MakePathOrDie("metadata", "ownerReferences"),
-		)
+		set = fieldpath.NewSet()
+		for _, name := range r.StatusResetsMetadata {
+			set.Insert(fieldpath.MakePathOrDie("metadata", name))
+		}
 		for _, name := range topLevelFields(r.New()) {
 			if name != "status" {
 				set.Insert(fieldpath.MakePathOrDie(name))

@@ -126,10 +126,12 @@ func copyField(dst, src runtime.Object, name string) {
 	}
 }
 
-// keepAllButStatus makes dst equal to src except for .status, for writes
-// to the /status subresource. Metadata other than what upstream lets a
-// status writer change is kept from src as well.
-func keepAllButStatus(dst, src runtime.Object) {
+// keepAllButStatus makes dst equal to src except for .status and the
+// metadata a status writer may change, for writes to the /status
+// subresource. As upstream's status strategies, labels, annotations,
+// finalizers and owner references come from the request unless the
+// resource names them in resetMeta.
+func keepAllButStatus(dst, src runtime.Object, resetMeta []string) {
 	dv, sv := reflect.ValueOf(dst).Elem(), reflect.ValueOf(src).Elem()
 	for i := 0; i < dv.NumField(); i++ {
 		name := dv.Type().Field(i).Name
@@ -140,10 +142,18 @@ func keepAllButStatus(dst, src runtime.Object) {
 	}
 	dm, _ := meta.Accessor(dst)
 	sm, _ := meta.Accessor(src)
-	dm.SetLabels(sm.GetLabels())
-	dm.SetAnnotations(sm.GetAnnotations())
-	dm.SetFinalizers(sm.GetFinalizers())
-	dm.SetOwnerReferences(sm.GetOwnerReferences())
+	for _, f := range resetMeta {
+		switch f {
+		case "labels":
+			dm.SetLabels(sm.GetLabels())
+		case "annotations":
+			dm.SetAnnotations(sm.GetAnnotations())
+		case "finalizers":
+			dm.SetFinalizers(sm.GetFinalizers())
+		case "ownerReferences":
+			dm.SetOwnerReferences(sm.GetOwnerReferences())
+		}
+	}
 	dm.SetDeletionTimestamp(sm.GetDeletionTimestamp())
 	dm.SetGeneration(sm.GetGeneration())
 }

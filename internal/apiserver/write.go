@@ -292,7 +292,10 @@ func (s *Server) prepareUpdate(ctx context.Context, res *resource, next, cur run
 	acc.SetResourceVersion(curAcc.GetResourceVersion())
 	acc.SetSelfLink("")
 	if status {
-		keepAllButStatus(next, cur)
+		keepAllButStatus(next, cur, res.StatusResetsMetadata)
+		if res.PrepareForStatusUpdate != nil {
+			res.PrepareForStatusUpdate(next, cur)
+		}
 	} else if res.Status {
 		copyField(next, cur, "Status")
 	}
@@ -496,9 +499,14 @@ func gracePeriod(obj runtime.Object, opts *metav1.DeleteOptions) int64 {
 }
 
 // markDeleting sets the deletion timestamp and grace period, never moving
-// an existing deadline later.
+// an existing deadline later. The first mark is a new generation, as
+// upstream counts it: controllers of an object being deleted must stop
+// acting on its spec, and observedGeneration tells when they have.
 func markDeleting(obj runtime.Object, grace int64) {
 	acc, _ := meta.Accessor(obj)
+	if acc.GetDeletionTimestamp() == nil && acc.GetGeneration() > 0 {
+		acc.SetGeneration(acc.GetGeneration() + 1)
+	}
 	deadline := metav1.NewTime(time.Now().Add(time.Duration(grace) * time.Second).Truncate(time.Second))
 	if ts := acc.GetDeletionTimestamp(); ts == nil || deadline.Before(ts) {
 		acc.SetDeletionTimestamp(&deadline)

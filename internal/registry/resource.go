@@ -36,9 +36,20 @@ type Resource struct {
 	NewList func() runtime.Object
 
 	// Status is true when the resource has a /status subresource. The main
-	// resource then ignores changes to .status and /status ignores changes
-	// to everything else, as upstream does.
+	// resource then ignores changes to .status, and /status ignores
+	// changes to .spec (every top-level field but .status) and to the
+	// metadata listed in StatusResetsMetadata, as upstream's status
+	// strategies do: labels, annotations, finalizers and owner references
+	// written through /status are otherwise kept.
 	Status bool
+	// StatusResetsMetadata lists the metadata fields, by their JSON names
+	// ("labels", "annotations", "finalizers", "ownerReferences"), that a
+	// write to /status may not change.
+	StatusResetsMetadata []string
+	// PrepareForStatusUpdate carries over from old what a write to /status
+	// may not change or clear beyond the spec and StatusResetsMetadata,
+	// which the server puts back itself.
+	PrepareForStatusUpdate func(obj, old runtime.Object)
 	// Scale, when set, gives the resource a /scale subresource.
 	Scale *Scale
 	// TracksGeneration makes the server set metadata.generation to 1 on

@@ -30,6 +30,10 @@ var Deployments = &registry.Resource{
 	ValidateUpdate:   registry.TypedValidateUpdate(validateDeploymentUpdate),
 	Table:            deploymentTable,
 	Fields:           deploymentFields,
+
+	// Upstream's status strategy keeps a Deployment's labels out of reach
+	// of status writers.
+	StatusResetsMetadata: []string{"labels"},
 }
 
 func defaultDeployment(obj *appsv1.Deployment) {

@@ -31,6 +31,11 @@ var Pods = &registry.Resource{
 	ValidateUpdate:   registry.TypedValidateUpdate(validatePodUpdate),
 	Table:            podTable,
 	Fields:           podFields,
+
+	// Older kubelets corrupted owner references in the pods they reported,
+	// so upstream never takes them from a status write.
+	StatusResetsMetadata:   []string{"ownerReferences"},
+	PrepareForStatusUpdate: registry.Typed2(preparePodForStatusUpdate),
 }
 
 // preparePodForCreate starts every pod Pending with its QoS class, as
@@ -47,6 +52,34 @@ func preparePodForCreate(pod *corev1.Pod) {
 			Reason:  corev1.PodReasonSchedulingGated,
 			Message: "Scheduling is blocked due to non-empty scheduling gates",
 		}}
+	}
+}
+
+// preparePodForStatusUpdate keeps what a status writer may leave out: the
+// QoS class, fixed at creation, and the observed generations of the pod
+// and of each condition, which a writer unaware of them would otherwise
+// clear. Conditions are matched by type, in order, since a type may
+// repeat.
+func preparePodForStatusUpdate(pod, old *corev1.Pod) {
+	if pod.Status.QOSClass == "" {
+		pod.Status.QOSClass = old.Status.QOSClass
+	}
+	if pod.Status.ObservedGeneration == 0 {
+		pod.Status.ObservedGeneration = old.Status.ObservedGeneration
+	}
+	oldGens := map[corev1.PodConditionType][]int64{}
+	for _, c := range old.Status.Conditions {
+		oldGens[c.Type] = append(oldGens[c.Type], c.ObservedGeneration)
+	}
+	for i := range pod.Status.Conditions {
+		c := &pod.Status.Conditions[i]
+		var gen int64
+		if gens := oldGens[c.Type]; len(gens) > 0 {
+			gen, oldGens[c.Type] = gens[0], gens[1:]
+		}
+		if c.ObservedGeneration == 0 {
+			c.ObservedGeneration = gen
+		}
 	}
 }
 
