@@ -26,6 +26,9 @@ var (
 	pods    = flag.Int("pods", 30, "pods created at once in each round")
 	timeout = flag.Duration("timeout", 3*time.Minute, "how long a round may take to make every pod Ready")
 	target  = flag.Duration("target", time.Second, "target for p99 create→Running")
+	// replaceRounds is how many replicas are deleted one after another
+	// (and how many single pods are started as the baseline).
+	replaceRounds = flag.Int("replace-rounds", 10, "rounds of the replace-one-replica figure")
 	// upstream's kubelet defaults to 50/s, burst 100 (kubeAPIQPS,
 	// kubeAPIBurst); -agent-qps 50 shows what that would change.
 	agentQPS = flag.Int("agent-qps", 0, "the agent's API client rate (burst twice that); 0 keeps `orca agent`'s own")
@@ -115,12 +118,18 @@ func run(ctx context.Context) error {
 			return fmt.Errorf("%s round: %w", name, err)
 		}
 	}
+	fmt.Fprintf(os.Stderr, "bench: replace one replica, %d rounds\n", *replaceRounds)
+	replaced, err := runReplace(ctx, c, *replaceRounds, *timeout)
+	if err != nil {
+		return fmt.Errorf("replace: %w\nagent log:\n%s", err, c.tail(30))
+	}
 	fmt.Fprintf(os.Stderr, "bench: CRI baseline, %d pods\n", *pods)
 	base, err := criBaseline(ctx, c, *pods)
 	if err != nil {
 		return fmt.Errorf("CRI baseline: %w", err)
 	}
 	report(os.Stdout, *pods, idle, rounds, base, *target)
+	reportReplace(os.Stdout, replaced)
 	return nil
 }
 
