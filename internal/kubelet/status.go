@@ -21,7 +21,7 @@ const maxTerminationMessage = 4096
 
 // computeStatus gathers the runtime view and probe results into the pod's
 // status.
-func (k *Kubelet) computeStatus(pod *v1.Pod, terminating bool) v1.PodStatus {
+func (k *Kubelet) computeStatus(pod *v1.Pod, terminating bool, failure *podstatus.Failure) v1.PodStatus {
 	rtp := k.state.get(pod.UID)
 	in := podstatus.Input{
 		Pod:         pod,
@@ -31,6 +31,7 @@ func (k *Kubelet) computeStatus(pod *v1.Pod, terminating bool) v1.PodStatus {
 		Ready:       map[string]bool{},
 		Started:     map[string]bool{},
 		Terminating: terminating,
+		Failure:     failure,
 		Now:         time.Now(),
 	}
 	sb := readySandbox(rtp)
@@ -133,11 +134,16 @@ func tailLog(path string, lines, maxBytes int) string {
 
 // updateStatus sends the pod's status to the API server when it changed.
 func (k *Kubelet) updateStatus(ctx context.Context, pod *v1.Pod, terminating bool) {
+	k.sendStatus(ctx, pod, terminating, nil)
+}
+
+// sendStatus is updateStatus for a pod that may have failed as a whole.
+func (k *Kubelet) sendStatus(ctx context.Context, pod *v1.Pod, terminating bool, failure *podstatus.Failure) {
 	latest := k.pod(pod.UID)
 	if latest == nil {
 		latest = pod
 	}
-	st := k.computeStatus(latest, terminating)
+	st := k.computeStatus(latest, terminating, failure)
 	if equality.Semantic.DeepEqual(st, latest.Status) {
 		return
 	}

@@ -52,6 +52,10 @@ func (k *Kubelet) syncPod(ctx context.Context, uid types.UID, pod *v1.Pod) (time
 		}
 		return 0, false
 	}
+	exceeded, left := activeDeadline(pod, time.Now())
+	if exceeded {
+		return k.failPod(ctx, pod, rtp, &podstatus.Failure{Reason: deadlineReason, Message: deadlineMessage})
+	}
 	again := k.run(ctx, pod)
 	_ = k.state.refresh(ctx, k.rt, uid)
 	// Probes start from what runs now, containers this pass started
@@ -66,7 +70,27 @@ func (k *Kubelet) syncPod(ctx context.Context, uid types.UID, pod *v1.Pod) (time
 	if again <= 0 || again > resync {
 		again = resync
 	}
+	if left > 0 && left < again {
+		// Be there when the deadline passes, not at the next resync.
+		again = left
+	}
 	return again, false
+}
+
+// failPod stops a pod the kubelet fails as a whole (past its deadline):
+// its containers get their grace period, and the status says why, as
+// upstream's eviction by a pod sync handler.
+func (k *Kubelet) failPod(ctx context.Context, pod *v1.Pod, rtp *podRuntime, f *podstatus.Failure) (time.Duration, bool) {
+	k.event(pod, v1.EventTypeNormal, f.Reason, f.Message)
+	if err := k.killPod(ctx, pod.UID, pod, rtp, gracePeriod(pod)); err != nil {
+		k.log.Warn("kill pod", "pod", podKey(pod), "err", err)
+		return time.Second, false
+	}
+	k.probes.RemovePod(pod.UID)
+	_ = k.state.refresh(ctx, k.rt, pod.UID)
+	k.sendStatus(ctx, pod, false, f)
+	// Until the Failed phase is stored, the next sync comes back here.
+	return time.Second, false
 }
 
 // finished reports whether a pod whose containers will not be restarted

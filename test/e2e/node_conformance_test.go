@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -172,4 +173,37 @@ func TestPrivilegedPod(t *testing.T) {
 	if res.Code == 0 {
 		t.Errorf("an unprivileged container added a link: %s", res.Stdout)
 	}
+}
+
+// Upstream's "Pods should allow activeDeadlineSeconds to be updated": a
+// deadline set on a running pod fails it once the pod has been active
+// that long.
+func TestActiveDeadlineSecondsUpdated(t *testing.T) {
+	needCluster(t)
+	ns := namespace(t)
+	p := simplePod(ns, "deadline", "exec sleep 3600")
+	createPod(t, p)
+	waitPod(t, ns, p.Name, time.Minute, "Running", running)
+	five := int64(5)
+	eventually(t, 10*time.Second, func() error {
+		cur := getPod(t, ns, p.Name)
+		cur.Spec.ActiveDeadlineSeconds = &five
+		_, err := client.CoreV1().Pods(ns).Update(context.Background(), cur, metav1.UpdateOptions{})
+		return err
+	})
+	got := waitPod(t, ns, p.Name, time.Minute, "Failed with DeadlineExceeded", func(p *v1.Pod) bool {
+		return p.Status.Phase == v1.PodFailed && p.Status.Reason == "DeadlineExceeded"
+	})
+	if got.Status.Message != "Pod was active on the node longer than the specified deadline" {
+		t.Errorf("message %q", got.Status.Message)
+	}
+	if cs := containerStatus(got, "main"); cs == nil || cs.State.Terminated == nil {
+		t.Errorf("container not stopped: %s", describeStatus(got))
+	}
+	eventually(t, 10*time.Second, func() error {
+		if evs := events(t, ns, p.Name); !hasEvent(evs, "DeadlineExceeded: Pod was active on the node longer than the specified deadline") {
+			return fmt.Errorf("events %v", evs)
+		}
+		return nil
+	})
 }

@@ -61,7 +61,16 @@ type Input struct {
 	// Terminating is set while the pod's containers are being stopped for
 	// deletion: nothing is ready then.
 	Terminating bool
-	Now         time.Time
+	// Failure, when set, is why the kubelet failed the pod as a whole
+	// (past its activeDeadlineSeconds): the phase is Failed with that
+	// reason and message.
+	Failure *Failure
+	Now     time.Time
+}
+
+// Failure is the reason and message of a pod the kubelet failed.
+type Failure struct {
+	Reason, Message string
 }
 
 // Compute returns the pod's new status.
@@ -109,6 +118,9 @@ func Compute(in Input) v1.PodStatus {
 	// phase back.
 	if old.Phase == v1.PodSucceeded || old.Phase == v1.PodFailed {
 		st.Phase = old.Phase
+	}
+	if f := in.Failure; f != nil && st.Phase != v1.PodSucceeded {
+		st.Phase, st.Reason, st.Message = v1.PodFailed, f.Reason, f.Message
 	}
 	st.Conditions = conditions(in, st)
 	return st

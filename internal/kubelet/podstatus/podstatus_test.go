@@ -161,3 +161,27 @@ func TestQOSClass(t *testing.T) {
 		t.Errorf("unequal: %s", c)
 	}
 }
+
+// A pod the kubelet failed (past activeDeadlineSeconds) is Failed with the
+// reason and message, whatever its restart policy, and stays so.
+func TestFailureFailsThePod(t *testing.T) {
+	f := &Failure{Reason: "DeadlineExceeded", Message: "Pod was active on the node longer than the specified deadline"}
+	st := Compute(Input{Pod: pod(v1.RestartPolicyAlways, nil, "a"), Now: now, Failure: f,
+		Instances: map[string][]Instance{"a": {exited(0, 137)}}})
+	if st.Phase != v1.PodFailed || st.Reason != f.Reason || st.Message != f.Message {
+		t.Fatalf("phase %s reason %q message %q", st.Phase, st.Reason, st.Message)
+	}
+	if r := cond(st, v1.PodReady); r.Status != v1.ConditionFalse {
+		t.Errorf("Ready %s", r.Status)
+	}
+	p := pod(v1.RestartPolicyAlways, nil, "a")
+	p.Status = st
+	if again := Compute(Input{Pod: p, Now: now, Instances: map[string][]Instance{"a": {exited(0, 137)}}}); again.Phase != v1.PodFailed || again.Reason != f.Reason {
+		t.Errorf("later status %s %q", again.Phase, again.Reason)
+	}
+	// A pod that already succeeded keeps its phase.
+	done := Compute(Input{Pod: pod(v1.RestartPolicyNever, nil, "a"), Now: now, Failure: f, Instances: map[string][]Instance{"a": {exited(0, 0)}}})
+	if done.Phase != v1.PodSucceeded || done.Reason != "" {
+		t.Errorf("succeeded pod: %s %q", done.Phase, done.Reason)
+	}
+}
