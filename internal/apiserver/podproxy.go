@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -400,6 +401,10 @@ func (s *Server) proxyLogs(w http.ResponseWriter, r *http.Request, loc *url.URL)
 		s.writeError(w, r, kubeletError(resp))
 		return
 	}
+	if wsstream.IsWebSocketRequest(r) {
+		s.logsOverWebSocket(w, r, resp.Body)
+		return
+	}
 	w.Header().Set("Content-Type", "text/plain")
 	w.WriteHeader(http.StatusOK)
 	flusher, _ := w.(http.Flusher)
@@ -421,6 +426,36 @@ func (s *Server) proxyLogs(w http.ResponseWriter, r *http.Request, loc *url.URL)
 			return
 		}
 	}
+}
+
+// logsOverWebSocket answers a WebSocket client of pods/log as upstream's
+// API server does: the log's bytes as binary messages (binary.k8s.io, or
+// no subprotocol) or base64 text messages (base64.binary.k8s.io), after
+// an empty first message, and a close once the log ends.
+func (s *Server) logsOverWebSocket(w http.ResponseWriter, r *http.Request, body io.Reader) {
+	protocols := wsstream.NewDefaultReaderProtocols()
+	// The stream's handshake answers an unknown subprotocol on the
+	// hijacked connection but never returns; refuse it here instead.
+	if asked := websocketProtocols(r); len(asked) > 0 && !slices.ContainsFunc(asked, func(p string) bool { _, ok := protocols[p]; return ok }) {
+		s.writeError(w, r, badRequest("requested protocol(s) are not supported: %v", asked))
+		return
+	}
+	if err := wsstream.NewReader(body, true, protocols).Copy(hijackable(w), r); err != nil && r.Context().Err() == nil {
+		s.log.Debug("container log over a WebSocket ended early", "err", err)
+	}
+}
+
+// websocketProtocols lists the subprotocols a WebSocket client offers.
+func websocketProtocols(r *http.Request) []string {
+	var out []string
+	for _, h := range r.Header.Values("Sec-WebSocket-Protocol") {
+		for _, p := range strings.Split(h, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
 }
 
 // kubeletError turns the kubelet's error answer into a Status with its

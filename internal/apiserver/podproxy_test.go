@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/base64"
 	"errors"
 	"io"
 	"log/slog"
@@ -21,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/net/websocket"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -409,3 +411,61 @@ func TestFollowLogsThroughAPIServer(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// Upstream's "Pods should support retrieving logs from the container over
+// websockets": a WebSocket to pods/log gets the log's bytes in binary
+// messages (base64 text with base64.binary.k8s.io), then a close.
+func TestLogsOverWebSocket(t *testing.T) {
+	e := newProxyEnv(t)
+	if err := os.WriteFile(e.logPath, []byte("2026-01-01T00:00:00Z stdout F container is alive\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	u := e.client.CoreV1().RESTClient().Get().Namespace("default").Resource("pods").Name("web").Suffix("log").Param("container", "app").URL()
+	u.Scheme = "wss"
+	read := func(t *testing.T, protocol string) string {
+		t.Helper()
+		cfg, err := websocket.NewConfig(u.String(), "http://localhost")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.TlsConfig = &tls.Config{InsecureSkipVerify: true}
+		if protocol != "" {
+			cfg.Protocol = []string{protocol}
+		}
+		ws, err := websocket.DialConfig(cfg)
+		if err != nil {
+			t.Fatalf("open WebSocket: %v", err)
+		}
+		defer ws.Close()
+		_ = ws.SetDeadline(time.Now().Add(10 * time.Second))
+		var out strings.Builder
+		for {
+			var msg []byte
+			if err := websocket.Message.Receive(ws, &msg); err != nil {
+				if errors.Is(err, io.EOF) {
+					return out.String()
+				}
+				t.Fatalf("read: %v", err)
+			}
+			if protocol == "base64.binary.k8s.io" {
+				if msg, err = base64.StdEncoding.DecodeString(string(msg)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			out.Write(msg)
+		}
+	}
+	for _, p := range []string{"binary.k8s.io", "base64.binary.k8s.io", ""} {
+		if got := read(t, p); got != "container is alive\n" {
+			t.Errorf("subprotocol %q: %q", p, got)
+		}
+	}
+
+	// A subprotocol the server does not speak is refused at once.
+	cfg, _ := websocket.NewConfig(u.String(), "http://localhost")
+	cfg.TlsConfig, cfg.Protocol = &tls.Config{InsecureSkipVerify: true}, []string{"v5.channel.k8s.io"}
+	if ws, err := websocket.DialConfig(cfg); err == nil {
+		ws.Close()
+		t.Error("an unknown subprotocol was accepted")
+	}
+}
