@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/ptr"
 )
@@ -511,4 +512,160 @@ func TestStatefulSetRecreatesFailedPod(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// setPodReady flips a pod's Ready condition, as a failing or recovering
+// readiness probe would.
+func setPodReady(t *testing.T, ns, name string, ready bool) {
+	t.Helper()
+	status := v1.ConditionFalse
+	if ready {
+		status = v1.ConditionTrue
+	}
+	eventually(t, 10*time.Second, func() error {
+		p, err := client.CoreV1().Pods(ns).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		for i := range p.Status.Conditions {
+			if c := &p.Status.Conditions[i]; c.Type == v1.PodReady || c.Type == v1.ContainersReady {
+				c.Status, c.LastTransitionTime = status, metav1.Now()
+			}
+		}
+		for i := range p.Status.ContainerStatuses {
+			p.Status.ContainerStatuses[i].Ready = ready
+		}
+		_, err = client.CoreV1().Pods(ns).UpdateStatus(context.Background(), p, metav1.UpdateOptions{})
+		return err
+	})
+}
+
+func scaleSet(t *testing.T, ns, name string, replicas int32) {
+	t.Helper()
+	patch := fmt.Sprintf(`{"spec":{"replicas":%d}}`, replicas)
+	if _, err := client.AppsV1().StatefulSets(ns).Patch(context.Background(), name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// holds fails the test if the namespace's pods are not exactly want at
+// any moment during d.
+func holds(t *testing.T, ns, want string, d time.Duration) {
+	t.Helper()
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		if got := podNames(t, ns); got != want {
+			t.Fatalf("pods %s, want %s to stay", got, want)
+		}
+	}
+}
+
+// TestStatefulSetHaltsWhileUnhealthy is upstream's "Scaling should happen
+// in predictable order and halt if any stateful pod is unhealthy": with
+// OrderedReady no pod is created while one is unready, none is deleted
+// while any is unready, and scale-down goes from the highest ordinal.
+func TestStatefulSetHaltsWhileUnhealthy(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t, client, "sts-halt")
+	fakeKubelet(t, ns, nil)
+	log := watchPods(t, ns)
+	if _, err := client.AppsV1().StatefulSets(ns).Create(ctx, stsOf("ss", 1), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitSet(t, ns, "ss", 30*time.Second, settled)
+
+	setPodReady(t, ns, "ss-0", false)
+	waitSet(t, ns, "ss", 10*time.Second, func(s *appsv1.StatefulSet) error {
+		if s.Status.ReadyReplicas != 0 {
+			return fmt.Errorf("ready replicas %d", s.Status.ReadyReplicas)
+		}
+		return nil
+	})
+	scaleSet(t, ns, "ss", 3)
+	holds(t, ns, "ss-0", 2*time.Second)
+	setPodReady(t, ns, "ss-0", true)
+	waitSet(t, ns, "ss", 30*time.Second, settled)
+	log.before(t, "added ss-1", "added ss-2")
+
+	for _, name := range []string{"ss-0", "ss-1", "ss-2"} {
+		setPodReady(t, ns, name, false)
+	}
+	waitSet(t, ns, "ss", 10*time.Second, func(s *appsv1.StatefulSet) error {
+		if s.Status.ReadyReplicas != 0 {
+			return fmt.Errorf("ready replicas %d", s.Status.ReadyReplicas)
+		}
+		return nil
+	})
+	scaleSet(t, ns, "ss", 0)
+	holds(t, ns, "ss-0,ss-1,ss-2", 2*time.Second)
+	for _, name := range []string{"ss-0", "ss-1", "ss-2"} {
+		setPodReady(t, ns, name, true)
+	}
+	eventually(t, 30*time.Second, func() error {
+		if got := podNames(t, ns); got != "" {
+			return fmt.Errorf("pods left: %s", got)
+		}
+		return nil
+	})
+	log.before(t, "deleted ss-2", "deleted ss-1")
+	log.before(t, "deleted ss-1", "deleted ss-0")
+}
+
+// TestStatefulSetRecreatesEvictedPod is upstream's "Should recreate
+// evicted statefulset": while something on its node rejects it (there a
+// conflicting host port), the pod fails again and again and is deleted
+// and recreated under its name each time; once the conflict is gone the
+// new pod runs.
+func TestStatefulSetRecreatesEvictedPod(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t, client, "sts-evicted")
+	var mu sync.Mutex
+	conflict, first := true, types.UID("")
+	fakeKubelet(t, ns, func(p *v1.Pod) v1.PodPhase {
+		mu.Lock()
+		defer mu.Unlock()
+		if first == "" {
+			first = p.UID
+		}
+		if conflict {
+			return v1.PodFailed
+		}
+		return v1.PodRunning
+	})
+	log := watchPods(t, ns)
+	if _, err := client.AppsV1().StatefulSets(ns).Create(ctx, stsOf("ss", 1), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, func() error {
+		if log.count("deleted ss-0") < 2 {
+			return fmt.Errorf("pods: %s", log)
+		}
+		return nil
+	})
+	mu.Lock()
+	conflict = false
+	mu.Unlock()
+	eventually(t, 30*time.Second, func() error {
+		p, err := client.CoreV1().Pods(ns).Get(ctx, "ss-0", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if p.Status.Phase != v1.PodRunning || p.UID == first {
+			return fmt.Errorf("ss-0 %s in phase %s (first %s)", p.UID, p.Status.Phase, first)
+		}
+		return nil
+	})
+}
+
+func (l *podLog) count(event string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, e := range l.events {
+		if e == event {
+			n++
+		}
+	}
+	return n
 }

@@ -78,19 +78,20 @@ func plan(w world) ([]action, appsv1.StatefulSetStatus) {
 	}
 	sort.SliceStable(condemned, func(i, j int) bool { return ordinalOf(condemned[i]) > ordinalOf(condemned[j]) })
 
+	// The first unavailable pod in ordinal order, replicas before
+	// condemned ones: with OrderedReady it is the only unavailable pod a
+	// scale-down may delete, so that while any lower pod is unavailable
+	// the set waits rather than delete the ones above it.
 	var firstUnhealthy *v1.Pod
 	for _, p := range replicas {
-		if !healthy(p) {
+		if unavailable(p, set.Spec.MinReadySeconds, w.Now) {
 			firstUnhealthy = p
 			break
 		}
 	}
-	if firstUnhealthy == nil {
-		for _, p := range condemned {
-			if !healthy(p) {
-				firstUnhealthy = p
-				break
-			}
+	for i := len(condemned) - 1; i >= 0 && firstUnhealthy == nil; i-- {
+		if unavailable(condemned[i], set.Spec.MinReadySeconds, w.Now) {
+			firstUnhealthy = condemned[i]
 		}
 	}
 
@@ -104,7 +105,11 @@ func plan(w world) ([]action, appsv1.StatefulSetStatus) {
 
 	for _, p := range replicas {
 		if created(p) && (p.Status.Phase == v1.PodFailed || p.Status.Phase == v1.PodSucceeded) {
-			acts = append(acts, action{Kind: actRecreate, Pod: p})
+			// Once deleted, the pod is only waited for: its name is
+			// taken again when it is gone.
+			if !terminating(p) {
+				acts = append(acts, action{Kind: actRecreate, Pod: p})
+			}
 			if monotonic {
 				return acts, status
 			}
@@ -167,7 +172,7 @@ func plan(w world) ([]action, appsv1.StatefulSetStatus) {
 			acts = append(acts, action{Kind: actUpdate, Pod: p})
 			return acts, status
 		}
-		if !healthy(p) {
+		if unavailable(p, minReady, w.Now) {
 			return acts, status
 		}
 	}
@@ -180,6 +185,12 @@ func runningAndReady(p *v1.Pod) bool {
 	return p.Status.Phase == v1.PodRunning && controllerutil.IsPodReady(p)
 }
 func healthy(p *v1.Pod) bool { return runningAndReady(p) && !terminating(p) }
+
+// unavailable is upstream's isUnavailable: not healthy, or ready for less
+// than minReadySeconds.
+func unavailable(p *v1.Pod, minReady int32, now time.Time) bool {
+	return !healthy(p) || !controllerutil.IsPodAvailable(p, minReady, now)
+}
 
 // countStatus is upstream's computeReplicaStatus over both lists.
 func countStatus(minReady int32, currentRev, updateRev string, now time.Time, lists ...[]*v1.Pod) appsv1.StatefulSetStatus {

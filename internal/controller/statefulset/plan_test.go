@@ -37,7 +37,9 @@ func testSet(replicas int32) *appsv1.StatefulSet {
 }
 
 // pod is web-ORDINAL as the cache shows it. state is one of ready,
-// pending, failed, succeeded, terminating, fresh (ready only now).
+// unready (running, its readiness probe failing), pending, failed,
+// failed-deleted (failed and being deleted), succeeded, terminating,
+// fresh (ready only now).
 func pod(set *appsv1.StatefulSet, ordinal int, revision, state string) *v1.Pod {
 	p := newPod(set, ordinal)
 	p.UID = types.UID(fmt.Sprintf("uid-%d", ordinal))
@@ -53,10 +55,16 @@ func pod(set *appsv1.StatefulSet, ordinal int, revision, state string) *v1.Pod {
 		if state == "terminating" {
 			p.DeletionTimestamp = &readySince
 		}
+	case "unready":
+		p.Status.Phase = v1.PodRunning
+		p.Status.Conditions = []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionFalse, LastTransitionTime: readySince}}
 	case "pending":
 		p.Status.Phase = v1.PodPending
-	case "failed":
+	case "failed", "failed-deleted":
 		p.Status.Phase = v1.PodFailed
+		if state == "failed-deleted" {
+			p.DeletionTimestamp = &readySince
+		}
 	case "succeeded":
 		p.Status.Phase = v1.PodSucceeded
 	default:
@@ -119,6 +127,30 @@ func TestPlan(t *testing.T) {
 			pods: func(s *appsv1.StatefulSet) []*v1.Pod {
 				return []*v1.Pod{pod(s, 0, "b", "ready"), pod(s, 1, "b", "ready"), pod(s, 2, "b", "pending")}
 			}, want: "scale down web-2"},
+		// upstream's "Scaling should happen in predictable order and halt
+		// if any stateful pod is unhealthy": readiness broken by a probe.
+		{name: "ordered scale up: halts while a pod is unready", replicas: 3,
+			pods: func(s *appsv1.StatefulSet) []*v1.Pod { return []*v1.Pod{pod(s, 0, "b", "unready")} }},
+		{name: "ordered scale down: halts while every pod is unready", replicas: 0,
+			pods: func(s *appsv1.StatefulSet) []*v1.Pod {
+				return []*v1.Pod{pod(s, 0, "b", "unready"), pod(s, 1, "b", "unready"), pod(s, 2, "b", "unready")}
+			}},
+		{name: "ordered scale down: an unready pod above a lower unready one waits", replicas: 1,
+			pods: func(s *appsv1.StatefulSet) []*v1.Pod {
+				return []*v1.Pod{pod(s, 0, "b", "ready"), pod(s, 1, "b", "unready"), pod(s, 2, "b", "unready")}
+			}},
+		{name: "ordered scale down: halts while a remaining replica is unready", replicas: 1,
+			pods: func(s *appsv1.StatefulSet) []*v1.Pod {
+				return []*v1.Pod{pod(s, 0, "b", "unready"), pod(s, 1, "b", "ready")}
+			}},
+		{name: "ordered scale down: healthy again, highest first", replicas: 0,
+			pods: func(s *appsv1.StatefulSet) []*v1.Pod {
+				return []*v1.Pod{pod(s, 0, "b", "ready"), pod(s, 1, "b", "ready"), pod(s, 2, "b", "ready")}
+			}, want: "scale down web-2"},
+		{name: "parallel scale down: does not halt for unready pods", replicas: 0, mutate: parallel,
+			pods: func(s *appsv1.StatefulSet) []*v1.Pod {
+				return []*v1.Pod{pod(s, 0, "b", "unready"), pod(s, 1, "b", "unready")}
+			}, want: "scale down web-1, scale down web-0"},
 		{name: "parallel scale down", replicas: 1, mutate: parallel,
 			pods: func(s *appsv1.StatefulSet) []*v1.Pod {
 				return []*v1.Pod{pod(s, 0, "b", "ready"), pod(s, 1, "b", "ready"), pod(s, 2, "b", "pending")}
@@ -127,6 +159,16 @@ func TestPlan(t *testing.T) {
 			pods: func(s *appsv1.StatefulSet) []*v1.Pod {
 				return []*v1.Pod{pod(s, 0, "b", "failed"), pod(s, 1, "b", "ready")}
 			}, want: "recreate web-0"},
+		{name: "failed pod being deleted: waits for it to go", replicas: 2,
+			pods: func(s *appsv1.StatefulSet) []*v1.Pod {
+				return []*v1.Pod{pod(s, 0, "b", "failed-deleted"), pod(s, 1, "b", "ready")}
+			}},
+		{name: "parallel: a failed pod being deleted is waited for, the rest goes on", replicas: 2, mutate: parallel,
+			pods: func(s *appsv1.StatefulSet) []*v1.Pod { return []*v1.Pod{pod(s, 0, "b", "failed-deleted")} },
+			want: "create web-1@b"},
+		{name: "a failed pod is recreated before its successors are made", replicas: 3,
+			pods: func(s *appsv1.StatefulSet) []*v1.Pod { return []*v1.Pod{pod(s, 0, "b", "ready"), pod(s, 1, "b", "failed")} },
+			want: "recreate web-1"},
 		{name: "succeeded pod is recreated", replicas: 1,
 			pods: func(s *appsv1.StatefulSet) []*v1.Pod { return []*v1.Pod{pod(s, 0, "b", "succeeded")} }, want: "recreate web-0"},
 		{name: "rolling update: highest ordinal first", replicas: 3,
