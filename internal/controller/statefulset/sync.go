@@ -121,7 +121,10 @@ func (c *Controller) ownedPods(ctx context.Context, set *appsv1.StatefulSet, sel
 			candidates = append(candidates, p)
 		}
 	}
-	return c.podControl.ClaimPods(ctx, set, controllerKind, selector, candidates)
+	fresh := func(ctx context.Context) (metav1.Object, error) {
+		return c.client.AppsV1().StatefulSets(set.Namespace).Get(ctx, set.Name, metav1.GetOptions{})
+	}
+	return c.podControl.ClaimPods(ctx, set, controllerKind, selector, candidates, controllerutil.RecheckOwner(fresh))
 }
 
 // ownedRevisions are set's ControllerRevisions, orphans matching its
