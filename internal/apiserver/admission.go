@@ -64,7 +64,7 @@ func (o objects) Update(ctx context.Context, gvr schema.GroupVersionResource, ns
 	if err != nil {
 		return nil, err
 	}
-	out, err := o.s.cfg.Store.GuaranteedUpdate(ctx, r.key(ns, name), r.typ(), r.New, nil, fn)
+	out, err := r.store.GuaranteedUpdate(ctx, r.key(ns, name), r.typ(), r.New, nil, fn)
 	if err != nil {
 		return nil, r.translateError(err, name)
 	}

@@ -52,7 +52,7 @@ func (s *Server) reconcileKubernetesService(ctx context.Context) error {
 	}
 	// Creating an existing service would fail on its address before it
 	// failed on its name, so look first.
-	_, err := s.cfg.Store.Get(ctx, svcRes.key(metav1.NamespaceDefault, kubernetesServiceName), svcRes.typ(), svcRes.New)
+	_, err := svcRes.store.Get(ctx, svcRes.key(metav1.NamespaceDefault, kubernetesServiceName), svcRes.typ(), svcRes.New)
 	if errors.Is(err, storage.ErrNotFound) {
 		_, err = s.create(ctx, svcRes, metav1.NamespaceDefault, svc, false)
 	} else if err == nil {
@@ -129,7 +129,7 @@ func (s *Server) putSystemObject(ctx context.Context, gvr schema.GroupVersionRes
 		return err
 	}
 	key := res.key(acc.GetNamespace(), acc.GetName())
-	_, err = s.cfg.Store.GuaranteedUpdate(ctx, key, res.typ(), res.New, nil, func(cur runtime.Object) (runtime.Object, error) {
+	_, err = res.store.GuaranteedUpdate(ctx, key, res.typ(), res.New, nil, func(cur runtime.Object) (runtime.Object, error) {
 		set(cur)
 		return cur, nil
 	})
@@ -142,7 +142,7 @@ func (s *Server) putSystemObject(ctx context.Context, gvr schema.GroupVersionRes
 	acc.SetUID(types.UID(uuid.NewString()))
 	acc.SetCreationTimestamp(metav1.NewTime(time.Now().Truncate(time.Second)))
 	storage.SetKind(obj, res.GroupVersionKind())
-	err = s.cfg.Store.Create(ctx, key, res.typ(), obj)
+	err = res.store.Create(ctx, key, res.typ(), obj)
 	if errors.Is(err, storage.ErrAlreadyExists) {
 		// Another API server created it meanwhile; reconcile that one.
 		return s.putSystemObject(ctx, gvr, obj, set)

@@ -50,7 +50,7 @@ func (s *Server) get(ctx context.Context, res *resource, ns, name, rv string) (r
 		}
 		return obj, nil
 	}
-	obj, err := s.cfg.Store.Get(ctx, res.key(ns, name), res.typ(), res.New)
+	obj, err := res.store.Get(ctx, res.key(ns, name), res.typ(), res.New)
 	if err != nil {
 		return nil, res.translateError(err, name)
 	}
@@ -185,7 +185,7 @@ func (s *Server) list(ctx context.Context, res *resource, o *listOptions) ([]run
 		prefix += o.namespace + "/"
 	}
 	fromEtcd := func(rev int64, start string) ([]runtime.Object, int64, string, *int64, error) {
-		lr, err := s.cfg.Store.List(ctx, prefix, res.typ(), res.New, storage.ListOptions{Revision: rev, Start: start, Limit: o.limit, Match: match})
+		lr, err := res.store.List(ctx, prefix, res.typ(), res.New, storage.ListOptions{Revision: rev, Start: start, Limit: o.limit, Match: match})
 		if errors.Is(err, storage.ErrCompacted) {
 			return nil, 0, "", nil, apierrors.NewResourceExpired("The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.")
 		}

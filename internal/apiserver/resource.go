@@ -22,18 +22,26 @@ import (
 type resource struct {
 	*registry.Resource
 	prefix string // etcd key prefix, ending in "/"
-	cache  *cache.Cache
+	// store reads and writes the resource's objects; for a resource
+	// stored as another, it converts between the two forms.
+	store *storage.Store
+	cache *cache.Cache
 	// fieldKeys are the fields a field selector may name.
 	fieldKeys map[string]bool
 	managers  fieldManagers
 }
 
-func newResource(r *registry.Resource) *resource {
-	p := "/registry/"
-	if r.Group != "" {
-		p += r.Group + "/"
+func newResource(r *registry.Resource, st *storage.Store) *resource {
+	stored := r
+	if r.StoredAs != nil {
+		stored = r.StoredAs.Resource
+		st = storage.NewStore(st.Client(), st.Codec().Converting(r.StoredAs.ToStored, r.StoredAs.FromStored))
 	}
-	p += r.Name + "/"
+	p := "/registry/"
+	if stored.Group != "" {
+		p += stored.Group + "/"
+	}
+	p += stored.Name + "/"
 	keys := map[string]bool{"metadata.name": true}
 	if r.Namespaced {
 		keys["metadata.namespace"] = true
@@ -43,7 +51,7 @@ func newResource(r *registry.Resource) *resource {
 			keys[k] = true
 		}
 	}
-	return &resource{Resource: r, prefix: p, fieldKeys: keys}
+	return &resource{Resource: r, prefix: p, store: st, fieldKeys: keys}
 }
 
 // key is the etcd key of one object.

@@ -101,14 +101,14 @@ func New(cfg Config) (*Server, error) {
 		kubelet:   newKubeletTransport(cfg.KubeletClientTLS),
 	}
 	for _, rr := range cfg.Resources {
-		r := newResource(rr)
+		r := newResource(rr, cfg.Store)
 		gvr := rr.GroupVersionResource()
 		if _, dup := s.resources[gvr]; dup {
 			return nil, fmt.Errorf("resource %s registered twice", gvr)
 		}
 		r.cache = cache.New(cache.Config{
 			Client:      cfg.Store.Client(),
-			Codec:       cfg.Store.Codec(),
+			Codec:       r.store.Codec(),
 			Prefix:      r.prefix,
 			Name:        r.typ(),
 			New:         rr.New,

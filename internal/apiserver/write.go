@@ -139,7 +139,7 @@ func (s *Server) create(ctx context.Context, res *resource, ns string, obj runti
 	if dryRun {
 		return obj, nil
 	}
-	err = s.cfg.Store.Create(ctx, res.key(ns, acc.GetName()), res.typ(), obj)
+	err = res.store.Create(ctx, res.key(ns, acc.GetName()), res.typ(), obj)
 	settle(err == nil)
 	if err != nil {
 		return nil, res.translateError(err, acc.GetName())
@@ -168,7 +168,7 @@ func (s *Server) checkNamespace(ctx context.Context, ns string) error {
 	if _, _, ok := nsRes.cache.Get(nsRes.key("", ns)); ok {
 		return nil
 	}
-	if _, err := s.cfg.Store.Get(ctx, nsRes.key("", ns), nsRes.typ(), nsRes.New); err != nil {
+	if _, err := nsRes.store.Get(ctx, nsRes.key("", ns), nsRes.typ(), nsRes.New); err != nil {
 		return nsRes.translateError(err, ns)
 	}
 	return nil
@@ -227,7 +227,7 @@ func (s *Server) update(ctx context.Context, res *resource, ns, name string, dry
 	key := res.key(ns, name)
 	fn, settle := s.allocatingUpdate(ctx, fn, dryRun)
 	if dryRun {
-		cur, err := s.cfg.Store.Get(ctx, key, res.typ(), res.New)
+		cur, err := res.store.Get(ctx, key, res.typ(), res.New)
 		if err != nil {
 			return nil, res.translateError(err, name)
 		}
@@ -237,7 +237,7 @@ func (s *Server) update(ctx context.Context, res *resource, ns, name string, dry
 		}
 		return out, nil
 	}
-	out, err := s.cfg.Store.GuaranteedUpdate(ctx, key, res.typ(), res.New, nil, fn)
+	out, err := res.store.GuaranteedUpdate(ctx, key, res.typ(), res.New, nil, fn)
 	settle(err == nil)
 	if err != nil {
 		return nil, res.translateError(err, name)
@@ -245,7 +245,7 @@ func (s *Server) update(ctx context.Context, res *resource, ns, name string, dry
 	acc, _ := meta.Accessor(out)
 	if acc.GetDeletionTimestamp() != nil && !finalizersPending(out) && (acc.GetDeletionGracePeriodSeconds() == nil || *acc.GetDeletionGracePeriodSeconds() == 0) {
 		rv := acc.GetResourceVersion()
-		deleted, err := s.cfg.Store.Delete(ctx, key, res.typ(), res.New, func(cur runtime.Object) error {
+		deleted, err := res.store.Delete(ctx, key, res.typ(), res.New, func(cur runtime.Object) error {
 			c, _ := meta.Accessor(cur)
 			if c.GetResourceVersion() != rv {
 				return errSkipDelete
@@ -416,7 +416,7 @@ func (s *Server) delete(ctx context.Context, res *resource, ns, name string, opt
 		}
 		return nil
 	}
-	cur, err := s.cfg.Store.Get(ctx, key, res.typ(), res.New)
+	cur, err := res.store.Get(ctx, key, res.typ(), res.New)
 	if err != nil {
 		return nil, false, res.translateError(err, name)
 	}
@@ -436,7 +436,7 @@ func (s *Server) delete(ctx context.Context, res *resource, ns, name string, opt
 			markForGC(cur, opts)
 			return cur, !finalizersPending(cur) && grace == 0, nil
 		}
-		out, err := s.cfg.Store.GuaranteedUpdate(ctx, key, res.typ(), res.New, nil, func(obj runtime.Object) (runtime.Object, error) {
+		out, err := res.store.GuaranteedUpdate(ctx, key, res.typ(), res.New, nil, func(obj runtime.Object) (runtime.Object, error) {
 			if err := checkPre(obj); err != nil {
 				return nil, err
 			}
@@ -456,7 +456,7 @@ func (s *Server) delete(ctx context.Context, res *resource, ns, name string, opt
 	if dry {
 		return cur, true, nil
 	}
-	deleted, err := s.cfg.Store.Delete(ctx, key, res.typ(), res.New, func(obj runtime.Object) error {
+	deleted, err := res.store.Delete(ctx, key, res.typ(), res.New, func(obj runtime.Object) error {
 		if err := checkPre(obj); err != nil {
 			return err
 		}

@@ -78,6 +78,12 @@ type Resource struct {
 	// fields and transitions. Validate also runs on updates.
 	ValidateUpdate func(obj, old runtime.Object) field.ErrorList
 
+	// StoredAs, when set, keeps this resource's objects under another
+	// resource's etcd keys and in that resource's form, so both serve the
+	// same objects (events.k8s.io Events are the core Events, as upstream
+	// stores them). Every other hook works on this resource's own type.
+	StoredAs *StoredAs
+
 	// Table prints the resource as kubectl's `get` does. Nil means the
 	// default NAME / AGE table.
 	Table *Table
@@ -105,6 +111,15 @@ func (r *Resource) GroupVersionKind() schema.GroupVersionKind {
 // error messages ("deployments.apps").
 func (r *Resource) GroupResource() schema.GroupResource {
 	return schema.GroupResource{Group: r.Group, Resource: r.Name}
+}
+
+// StoredAs names the resource whose stored objects another resource
+// serves, and the conversions between the two forms. Both conversions
+// return new objects carrying their kind and leave their input alone.
+type StoredAs struct {
+	Resource   *Resource
+	ToStored   func(obj runtime.Object) runtime.Object
+	FromStored func(stored runtime.Object) runtime.Object
 }
 
 // Scale maps a resource's replica count to the autoscaling/v1 Scale

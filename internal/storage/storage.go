@@ -32,6 +32,9 @@ var (
 // protobuf encoding: compact, fast, and what upstream keeps in etcd.
 type Codec struct {
 	ser *protobuf.Serializer
+	// toStored and fromStored, when set, convert between the objects the
+	// codec's users handle and the form kept in etcd.
+	toStored, fromStored func(runtime.Object) runtime.Object
 }
 
 // NewCodec returns the codec for every type in client-go's scheme.
@@ -39,21 +42,40 @@ func NewCodec() *Codec {
 	return &Codec{ser: protobuf.NewSerializer(scheme.Scheme, scheme.Scheme)}
 }
 
+// Converting returns a codec that keeps objects in etcd in another form:
+// toStored converts an object before it is encoded, fromStored after it is
+// decoded. Both must return new objects carrying their kind. A resource
+// served from another's keys (events.k8s.io Events, stored as core
+// Events) reads and writes through one.
+func (c *Codec) Converting(toStored, fromStored func(runtime.Object) runtime.Object) *Codec {
+	return &Codec{ser: c.ser, toStored: toStored, fromStored: fromStored}
+}
+
 // Encode serialises obj, which must carry its apiVersion and kind.
 func (c *Codec) Encode(obj runtime.Object) ([]byte, error) {
+	if c.toStored != nil {
+		obj = c.toStored(obj)
+	}
 	if obj.GetObjectKind().GroupVersionKind().Empty() {
 		return nil, fmt.Errorf("encode %T: object has no kind", obj)
 	}
 	return runtime.Encode(c.ser, obj)
 }
 
-// Decode reads data into a fresh object from newObj and sets its
+// Decode reads data into a fresh object from newObj (or, for a converting
+// codec, into the stored type, then converts it) and sets its
 // resourceVersion to rev.
 func (c *Codec) Decode(data []byte, rev int64, newObj func() runtime.Object) (runtime.Object, error) {
-	into := newObj()
+	var into runtime.Object
+	if c.fromStored == nil {
+		into = newObj()
+	}
 	obj, _, err := c.ser.Decode(data, nil, into)
 	if err != nil {
 		return nil, fmt.Errorf("decode stored object: %w", err)
+	}
+	if c.fromStored != nil {
+		obj = c.fromStored(obj)
 	}
 	// Cached objects are shared between readers, so they must already carry
 	// their kind: encoders would otherwise set it in place, racing.

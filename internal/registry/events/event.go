@@ -27,6 +27,7 @@ var Events = &registry.Resource{
 	ValidateUpdate: registry.TypedValidateUpdate(validateEventUpdate),
 	Table:          eventTable,
 	Fields:         eventFields,
+	StoredAs:       storedAsCore,
 }
 
 // Length limits on the free-form fields, from upstream.
