@@ -18,7 +18,11 @@ import (
 // User is an authenticated caller.
 type User struct {
 	Name   string
+	UID    string
 	Groups []string
+	// Extra holds what the authenticator adds (a service-account token's
+	// pod and node), as upstream's user.Info.
+	Extra map[string][]string
 }
 
 // Authenticator identifies the caller of a request, or reports ok=false.
@@ -178,10 +182,24 @@ func (s *Server) buildHandler() http.Handler {
 				s.writeError(w, r, apierrors.NewInternalError(errPanic))
 			}
 		}()
-		if authn != nil && !isPublic(r.URL.Path) {
+		if authn != nil {
 			u, ok := authn.Authenticate(r)
-			if !ok {
+			switch {
+			case ok:
+			case s.cfg.Anonymous && r.Header.Get("Authorization") == "":
+				// No credentials at all: the anonymous user, whom
+				// authorization then allows only the public paths.
+				u = Anonymous
+			case isPublic(r.URL.Path) && s.cfg.Authorizer == nil:
+				// Without an authorizer, health and version stay open.
+			default:
+				// Credentials that do not hold are refused as such,
+				// not downgraded to anonymous.
 				s.writeError(w, r, apierrors.NewUnauthorized("Unauthorized"))
+				return
+			}
+			if err := s.authorize(r, u); err != nil {
+				s.writeError(w, r, err)
 				return
 			}
 			r = r.WithContext(context.WithValue(r.Context(), userKey{}, u))

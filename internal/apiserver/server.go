@@ -36,6 +36,13 @@ type Config struct {
 	// Authenticator identifies the caller; nil lets every request through
 	// (tests of the handler alone).
 	Authenticator Authenticator
+	// Authorizer decides what an authenticated caller may do; nil allows
+	// everything.
+	Authorizer Authorizer
+	// Anonymous lets requests without credentials through as
+	// system:anonymous (upstream's --anonymous-auth); the authorizer then
+	// decides. Without it they get 401.
+	Anonymous bool
 	// Admission builds the admission chain once the server exists, so
 	// that plugins can read and write through it. Nil admits everything.
 	Admission func(admission.Objects) admission.Chain

@@ -45,7 +45,30 @@ func (a *tokenAuthenticator) Authenticate(r *http.Request) (User, bool) {
 		}
 		return User{}, false
 	}
-	return User{Name: info.UserName(), Groups: info.Groups()}, true
+	return User{Name: info.UserName(), UID: info.UID, Groups: info.Groups(), Extra: tokenExtra(info)}, true
+}
+
+// tokenExtra is what upstream's service-account authenticator adds to the
+// user's extra: the bound pod and node, and the token's credential ID.
+func tokenExtra(info serviceaccount.Info) map[string][]string {
+	extra := map[string][]string{}
+	if info.Pod != nil {
+		extra["authentication.kubernetes.io/pod-name"] = []string{info.Pod.Name}
+		extra["authentication.kubernetes.io/pod-uid"] = []string{info.Pod.UID}
+	}
+	if info.Node != nil {
+		extra["authentication.kubernetes.io/node-name"] = []string{info.Node.Name}
+		if info.Node.UID != "" {
+			extra["authentication.kubernetes.io/node-uid"] = []string{info.Node.UID}
+		}
+	}
+	if info.CredentialID != "" {
+		extra["authentication.kubernetes.io/credential-id"] = []string{info.CredentialID}
+	}
+	if len(extra) == 0 {
+		return nil
+	}
+	return extra
 }
 
 // bearerToken parses an Authorization header as upstream's bearer-token

@@ -47,7 +47,7 @@ func agentOptions(opts Options, tlsDir string, ca *pki.Pair, port int) (agent.Op
 		a.Labels = map[string]string{}
 	}
 	a.Labels["node-role.kubernetes.io/control-plane"] = "true"
-	cfg, err := loopbackConfig(opts, tlsDir, ca, port, "node-"+a.NodeName, "system:node:"+a.NodeName, "orca-agent", 50, 100)
+	cfg, err := loopbackConfig(opts, tlsDir, ca, port, "node-"+a.NodeName, "system:node:"+a.NodeName, []string{"system:nodes"}, "orca-agent", 50, 100)
 	if err != nil {
 		return a, err
 	}

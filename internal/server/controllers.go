@@ -17,7 +17,7 @@ import (
 func controllerManager(opts Options, tlsDir string, ca *pki.Pair, port int, reg prometheus.Registerer) (*controllermanager.Manager, error) {
 	// Loopback traffic: the garbage collector deletes a thousand
 	// dependents in seconds rather than minutes.
-	cfg, err := loopbackConfig(opts, tlsDir, ca, port, "controller-manager", "system:kube-controller-manager", "orca-controller-manager", 500, 1000)
+	cfg, err := loopbackConfig(opts, tlsDir, ca, port, "controller-manager", "system:kube-controller-manager", nil, "orca-controller-manager", 500, 1000)
 	if err != nil {
 		return nil, err
 	}

@@ -15,8 +15,8 @@ import (
 // HTTPS with a client certificate of its own, exactly as a separate process
 // would, so that every write passes authentication, admission and
 // validation.
-func loopbackConfig(opts Options, tlsDir string, ca *pki.Pair, port int, certName, user, agent string, qps float32, burst int) (*rest.Config, error) {
-	cert, err := pki.LoadOrIssue(tlsDir, certName, ca, pki.LeafSpec{CommonName: user})
+func loopbackConfig(opts Options, tlsDir string, ca *pki.Pair, port int, certName, user string, groups []string, agent string, qps float32, burst int) (*rest.Config, error) {
+	cert, err := pki.LoadOrIssue(tlsDir, certName, ca, pki.LeafSpec{CommonName: user, Organizations: groups})
 	if err != nil {
 		return nil, fmt.Errorf("%s certificate: %w", certName, err)
 	}

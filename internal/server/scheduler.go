@@ -19,7 +19,7 @@ import (
 func newScheduler(opts Options, tlsDir string, ca *pki.Pair, port int, reg prometheus.Registerer) (*scheduler.Scheduler, error) {
 	// Binding a burst of pods is a burst of requests; a client-side
 	// limit would be the scheduler's bottleneck on loopback.
-	cfg, err := loopbackConfig(opts, tlsDir, ca, port, "scheduler", "system:kube-scheduler", "orca-scheduler", 5000, 5000)
+	cfg, err := loopbackConfig(opts, tlsDir, ca, port, "scheduler", "system:kube-scheduler", nil, "orca-scheduler", 5000, 5000)
 	if err != nil {
 		return nil, err
 	}

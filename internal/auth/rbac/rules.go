@@ -120,3 +120,13 @@ func appliesTo(u user.Info, subjects []rbacv1.Subject, bindingNamespace string) 
 	}
 	return 0, false
 }
+
+// RulesAllow reports whether any of the rules allows the request.
+func RulesAllow(a authorizer.Attributes, rules []rbacv1.PolicyRule) bool {
+	for i := range rules {
+		if RuleAllows(a, &rules[i]) {
+			return true
+		}
+	}
+	return false
+}
