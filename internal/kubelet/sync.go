@@ -156,26 +156,52 @@ func (k *Kubelet) run(ctx context.Context, pod *v1.Pod) time.Duration {
 		byName[name] = cur
 	}
 
-	// Init containers, one at a time, in order.
+	var again time.Duration
+	soonest := func(d time.Duration) {
+		if d > 0 && (again == 0 || d < again) {
+			again = d
+		}
+	}
+	// Init containers one at a time, in order; sidecars among them keep
+	// running, and are probed and restarted as regular containers.
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
 		runs := byName[c.Name]
-		if len(runs) > 0 && runs[0].State == podstatus.Exited && runs[0].ExitCode == 0 {
+		if len(runs) == 0 {
 			continue
 		}
-		if len(runs) > 0 && (runs[0].State == podstatus.Running || runs[0].State == podstatus.Created && runs[0].StartedAt.IsZero() && time.Since(runs[0].CreatedAt) < time.Minute) {
-			if runs[0].State == podstatus.Created {
-				_, _ = k.rt.StartContainer(ctx, &runtimeapi.StartContainerRequest{ContainerId: runs[0].ID})
+		switch cur := runs[0]; {
+		case cur.State == podstatus.Created && cur.StartedAt.IsZero() && time.Since(cur.CreatedAt) < createdGrace:
+			// Created but never started: a kubelet stopped between the
+			// two steps. Start it now.
+			_, _ = k.rt.StartContainer(ctx, &runtimeapi.StartContainerRequest{ContainerId: cur.ID})
+		case cur.State == podstatus.Running && podstatus.IsSidecar(c):
+			if failed, why := k.probeFailed(pod, c, cur.ID); failed {
+				k.event(pod, v1.EventTypeNormal, "Killing", fmt.Sprintf("Container %s %s, will be restarted", c.Name, why))
+				k.stopContainer(ctx, pod, c, cur.ID, gracePeriod(pod))
+				soonest(time.Millisecond)
+				continue
 			}
-			return 0
+			k.clearWaiting(pod.UID, c.Name)
 		}
-		if len(runs) > 0 && runs[0].State == podstatus.Exited && pod.Spec.RestartPolicy == v1.RestartPolicyNever {
-			return 0 // the pod has failed
+	}
+	plan := planInit(pod, byName, k.sidecarStarted(pod.UID), time.Now())
+	if plan.failed {
+		return 0
+	}
+	// Once the regular containers are done for good, sidecars are not
+	// restarted but stopped (below), as upstream.
+	finishing := regularContainersDone(pod, byName)
+	if !finishing {
+		for _, i := range plan.start {
+			c := &pod.Spec.InitContainers[i]
+			soonest(k.startOrBackoff(ctx, pod, c, true, sb, allRuns(rtp, c.Name)))
 		}
-		return k.startOrBackoff(ctx, pod, c, true, sb, allRuns(rtp, c.Name))
+	}
+	if !plan.done {
+		return again
 	}
 
-	var again time.Duration
 	for i := range pod.Spec.Containers {
 		c := &pod.Spec.Containers[i]
 		runs := byName[c.Name]
@@ -211,8 +237,41 @@ func (k *Kubelet) run(ctx context.Context, pod *v1.Pod) time.Duration {
 			}
 		}
 	}
+	if finishing {
+		k.stopSidecars(ctx, pod, byName, gracePeriod(pod))
+	}
 	k.gcContainers(ctx, rtp, sb.ID)
 	return again
+}
+
+// sidecarStarted tells whether a running sidecar has started: it passed
+// its startup probe, or has none.
+func (k *Kubelet) sidecarStarted(uid types.UID) func(c *v1.Container, id string) bool {
+	return func(c *v1.Container, id string) bool {
+		if c.StartupProbe == nil {
+			return true
+		}
+		ok, known, has, _ := k.probes.Result(uid, c.Name, prober.Startup, id)
+		return has && known && ok
+	}
+}
+
+// stopSidecars stops a pod's running sidecars, the last started first, as
+// upstream stops them after the regular containers.
+func (k *Kubelet) stopSidecars(ctx context.Context, pod *v1.Pod, runs map[string][]container, grace int64) {
+	start := time.Now()
+	for i := len(pod.Spec.InitContainers) - 1; i >= 0; i-- {
+		c := &pod.Spec.InitContainers[i]
+		r := runs[c.Name]
+		if !podstatus.IsSidecar(c) || len(r) == 0 || (r[0].State != podstatus.Running && r[0].State != podstatus.Created) {
+			continue
+		}
+		left := grace - int64(time.Since(start).Seconds())
+		if grace > 0 && left < 2 {
+			left = 2
+		}
+		k.stopContainer(ctx, pod, c, r[0].ID, max(left, 0))
+	}
 }
 
 // updateProbes gives every running container of the pod's current sandbox
@@ -405,29 +464,48 @@ func (k *Kubelet) terminate(ctx context.Context, pod *v1.Pod, rtp *podRuntime) (
 }
 
 // killPod stops every container of the pod and its sandboxes. pod may be
-// nil when the API object is gone; grace is in seconds.
+// nil when the API object is gone; grace is in seconds. Sidecars stop
+// after the other containers, the last started first, as upstream's, so
+// that the others' preStop hooks can still use them.
 func (k *Kubelet) killPod(ctx context.Context, uid types.UID, pod *v1.Pod, rtp *podRuntime, grace int64) error {
 	if rtp == nil {
 		return nil
 	}
+	start := time.Now()
+	var sidecars []container
 	done := make(chan struct{}, len(rtp.Containers))
 	n := 0
 	for _, c := range rtp.Containers {
 		if c.State != podstatus.Running && c.State != podstatus.Created {
 			continue
 		}
+		var spec *v1.Container
+		if pod != nil {
+			spec = findContainer(pod, c.Name)
+		}
+		if c.Init && spec != nil && podstatus.IsSidecar(spec) {
+			sidecars = append(sidecars, c)
+			continue
+		}
 		n++
-		go func(c container) {
+		go func(c container, spec *v1.Container) {
 			defer func() { done <- struct{}{} }()
-			var spec *v1.Container
-			if pod != nil {
-				spec = findContainer(pod, c.Name)
-			}
 			k.stopContainer(ctx, pod, spec, c.ID, grace)
-		}(c)
+		}(c, spec)
 	}
 	for i := 0; i < n; i++ {
 		<-done
+	}
+	if len(sidecars) > 0 {
+		runs := map[string][]container{}
+		for _, c := range sidecars {
+			runs[c.Name] = append(runs[c.Name], c)
+		}
+		left := grace - int64(time.Since(start).Seconds())
+		if grace > 0 && left < 2 {
+			left = 2
+		}
+		k.stopSidecars(ctx, pod, runs, max(left, 0))
 	}
 	k.stopSandboxes(ctx, rtp)
 	return nil

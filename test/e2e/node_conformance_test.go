@@ -10,6 +10,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // These tests follow upstream's node conformance specs closely (their
@@ -206,4 +207,85 @@ func TestActiveDeadlineSecondsUpdated(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// Upstream's Container Lifecycle Hook specs: a handler pod serves HTTP;
+// the pod under test has a sidecar (an init container with restartPolicy
+// Always and a startup probe) that relays requests to the handler, so
+// that httpGet hooks at the pod's own IP reach the handler, and its main
+// container's postStart or preStop hook calls the handler (exec) or the
+// sidecar (httpGet). The sidecar must outlive the preStop hook.
+func TestLifecycleHooksWithSidecar(t *testing.T) {
+	needCluster(t)
+	ns := namespace(t)
+	// The handler answers 200 for the hook paths (one per case, so that
+	// each case sees its own request) and logs every request.
+	handler := simplePod(ns, "pod-handle-http-request", "mkdir -p /www && touch /www/poststart-exec /www/prestop-exec /www/poststart-http /www/prestop-http && trap 'exit 0' TERM; httpd -f -vv -p 8080 -h /www & wait")
+	handler.Spec.Containers[0].Name = "container-handle-http-request"
+	createPod(t, handler)
+	target := waitPod(t, ns, handler.Name, time.Minute, "Running and Ready", func(p *v1.Pod) bool { return running(p) && ready(p) }).Status.PodIP
+	handlerSaw := func(path string) func() error {
+		return func() error {
+			b, err := client.CoreV1().Pods(ns).GetLogs(handler.Name, &v1.PodLogOptions{}).DoRaw(context.Background())
+			if err != nil {
+				return err
+			}
+			if !strings.Contains(string(b), "url:"+path+"\n") {
+				return fmt.Errorf("handler has not seen %s:\n%s", path, b)
+			}
+			return nil
+		}
+	}
+	relay := "mkdir -p /www/cgi-bin && touch /www/startup && " +
+		`printf '#!/bin/sh\necho "Content-Type: text/plain"\necho\nwget -q -O- "http://` + target + `:8080/$QUERY_STRING"\n' > /www/cgi-bin/dial && ` +
+		"chmod +x /www/cgi-bin/dial && trap 'exit 0' TERM; httpd -f -vv -p 8080 -h /www & wait"
+	always := v1.ContainerRestartPolicyAlways
+	exec := func(path string) *v1.LifecycleHandler {
+		return &v1.LifecycleHandler{Exec: &v1.ExecAction{Command: []string{"sh", "-c", "wget -q -O- http://" + target + ":8080" + path}}}
+	}
+	httpGet := func(path string) *v1.LifecycleHandler {
+		return &v1.LifecycleHandler{HTTPGet: &v1.HTTPGetAction{Path: "/cgi-bin/dial?" + strings.TrimPrefix(path, "/"), Port: intstr.FromInt32(8080)}}
+	}
+	for _, tc := range []struct {
+		name      string
+		lifecycle *v1.Lifecycle
+		path      string
+	}{
+		{"poststart-exec", &v1.Lifecycle{PostStart: exec("/poststart-exec")}, "/poststart-exec"},
+		{"prestop-exec", &v1.Lifecycle{PreStop: exec("/prestop-exec")}, "/prestop-exec"},
+		{"poststart-http", &v1.Lifecycle{PostStart: httpGet("/poststart-http")}, "/poststart-http"},
+		{"prestop-http", &v1.Lifecycle{PreStop: httpGet("/prestop-http")}, "/prestop-http"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := simplePod(ns, "pod-with-"+tc.name+"-hook", "trap 'exit 0' TERM; while true; do sleep 1; done")
+			p.Spec.Containers[0].Name = "main"
+			p.Spec.Containers[0].Lifecycle = tc.lifecycle
+			p.Spec.InitContainers = []v1.Container{{
+				Name: "container-redirect", Image: busybox, ImagePullPolicy: v1.PullNever, RestartPolicy: &always,
+				Command: []string{"sh", "-c", relay},
+				StartupProbe: &v1.Probe{ProbeHandler: v1.ProbeHandler{HTTPGet: &v1.HTTPGetAction{Path: "/startup", Port: intstr.FromInt32(8080)}}},
+			}}
+			createPod(t, p)
+			got := waitPod(t, ns, p.Name, time.Minute, "Running and Ready", func(p *v1.Pod) bool { return running(p) && ready(p) })
+			if s := got.Status.InitContainerStatuses; len(s) != 1 || s[0].State.Running == nil || !s[0].Ready || s[0].Started == nil || !*s[0].Started {
+				t.Errorf("sidecar status: %s", describeStatus(got))
+			}
+			if tc.lifecycle.PostStart != nil {
+				eventually(t, 2*time.Minute, handlerSaw(tc.path))
+			}
+			grace := int64(15)
+			if err := client.CoreV1().Pods(ns).Delete(context.Background(), p.Name, metav1.DeleteOptions{GracePeriodSeconds: &grace}); err != nil {
+				t.Fatal(err)
+			}
+			eventually(t, time.Minute, func() error {
+				if _, err := client.CoreV1().Pods(ns).Get(context.Background(), p.Name, metav1.GetOptions{}); err == nil {
+					return fmt.Errorf("pod still exists")
+				}
+				return nil
+			})
+			if tc.lifecycle.PreStop != nil {
+				eventually(t, 30*time.Second, handlerSaw(tc.path))
+			}
+		})
+	}
 }

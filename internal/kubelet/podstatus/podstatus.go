@@ -113,7 +113,7 @@ func Compute(in Input) v1.PodStatus {
 	for _, c := range pod.Spec.Containers {
 		st.ContainerStatuses = append(st.ContainerStatuses, containerStatus(in, &c, false))
 	}
-	st.Phase = Phase(pod.Spec, st.InitContainerStatuses, st.ContainerStatuses)
+	st.Phase = Phase(pod.Spec, st.InitContainerStatuses, st.ContainerStatuses, regularStarted(in))
 	// A pod that finished stays finished: upstream never moves a terminal
 	// phase back.
 	if old.Phase == v1.PodSucceeded || old.Phase == v1.PodFailed {
@@ -165,8 +165,9 @@ func containerStatus(in Input, c *v1.Container, init bool) v1.ContainerStatus {
 			ready = ready && r
 		}
 		cs.Ready = ready && !in.Terminating
-		if init {
-			// An init container is never ready while it runs.
+		if init && !IsSidecar(c) {
+			// A regular init container is never ready while it runs; a
+			// sidecar is, as a regular container.
 			cs.Ready = false
 		}
 	case Exited:
@@ -176,7 +177,7 @@ func containerStatus(in Input, c *v1.Container, init bool) v1.ContainerStatus {
 			cs.LastTerminationState = v1.ContainerState{Terminated: terminated(cur)}
 		} else {
 			cs.State.Terminated = terminated(cur)
-			if init && cur.ExitCode == 0 {
+			if init && !IsSidecar(c) && cur.ExitCode == 0 {
 				cs.Ready = true
 			}
 		}
@@ -191,11 +192,20 @@ func containerStatus(in Input, c *v1.Container, init bool) v1.ContainerStatus {
 	return cs
 }
 
+// IsSidecar reports whether an init container is restartable (a sidecar
+// container): it keeps running beside the regular containers, and the next
+// init container starts once it has started rather than completed.
+func IsSidecar(c *v1.Container) bool {
+	return c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways
+}
+
 // isNextInit reports whether name is the first init container that has
-// not completed: only that one is "creating", the rest are initializing.
+// not completed (or, a sidecar, started): only that one is "creating",
+// the rest are initializing.
 func isNextInit(in Input, name string) bool {
-	for _, c := range in.Pod.Spec.InitContainers {
-		if done(in.Instances[c.Name]) {
+	for i := range in.Pod.Spec.InitContainers {
+		c := &in.Pod.Spec.InitContainers[i]
+		if initDone(in, c) {
 			continue
 		}
 		return c.Name == name
@@ -203,17 +213,45 @@ func isNextInit(in Input, name string) bool {
 	return false
 }
 
+// initDone reports whether an init container lets the next one start: a
+// regular one has completed, a sidecar runs and has started.
+func initDone(in Input, c *v1.Container) bool {
+	runs := in.Instances[c.Name]
+	if !IsSidecar(c) {
+		return done(runs)
+	}
+	if len(runs) == 0 || runs[0].State != Running {
+		return false
+	}
+	started, ok := in.Started[c.Name]
+	return !ok || started
+}
+
 func done(runs []Instance) bool {
 	return len(runs) > 0 && runs[0].State == Exited && runs[0].ExitCode == 0
 }
 
 func initialized(in Input) bool {
-	for _, c := range in.Pod.Spec.InitContainers {
-		if !done(in.Instances[c.Name]) {
+	if regularStarted(in) {
+		return true
+	}
+	for i := range in.Pod.Spec.InitContainers {
+		if !initDone(in, &in.Pod.Spec.InitContainers[i]) {
 			return false
 		}
 	}
 	return true
+}
+
+// regularStarted reports whether any regular container has run: the pod
+// was initialized then, even while a sidecar restarts.
+func regularStarted(in Input) bool {
+	for _, c := range in.Pod.Spec.Containers {
+		if len(in.Instances[c.Name]) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func terminated(r Instance) *v1.ContainerStateTerminated {
@@ -231,29 +269,67 @@ func terminated(r Instance) *v1.ContainerStateTerminated {
 	}
 }
 
-// Phase follows upstream's getPhase over the container statuses.
-func Phase(spec v1.PodSpec, initStatuses, statuses []v1.ContainerStatus) v1.PodPhase {
-	pendingInit := 0
-	failedInit := 0
-	for _, s := range initStatuses {
+// Phase follows upstream's getPhase over the container statuses. A
+// sidecar keeps the pod Pending until it has started (unless a regular
+// container ran already) and counts as running, but its end does not
+// count: a pod is done when its regular containers are.
+func Phase(spec v1.PodSpec, initStatuses, statuses []v1.ContainerStatus, initialized bool) v1.PodPhase {
+	status := func(list []v1.ContainerStatus, name string) (v1.ContainerStatus, bool) {
+		for _, s := range list {
+			if s.Name == name {
+				return s, true
+			}
+		}
+		return v1.ContainerStatus{}, false
+	}
+	pendingInit, pendingSidecars, failedInit := 0, 0, 0
+	var running, waiting, stopped, succeeded, unknown int
+	for i := range spec.InitContainers {
+		c := &spec.InitContainers[i]
+		s, ok := status(initStatuses, c.Name)
+		if !IsSidecar(c) {
+			switch {
+			case !ok:
+				pendingInit++
+			case s.State.Terminated != nil:
+				if s.State.Terminated.ExitCode != 0 {
+					failedInit++
+				}
+			case s.State.Waiting != nil && s.LastTerminationState.Terminated != nil:
+				if s.LastTerminationState.Terminated.ExitCode != 0 {
+					failedInit++
+				}
+			default:
+				pendingInit++
+			}
+			continue
+		}
 		switch {
-		case s.State.Terminated != nil && s.State.Terminated.ExitCode == 0:
+		case !ok:
+			unknown++
+		case s.State.Running != nil:
+			if s.Started == nil || !*s.Started {
+				pendingSidecars++
+			}
+			running++
 		case s.State.Terminated != nil:
-			failedInit++
-			pendingInit++
-		case s.State.Waiting != nil && s.LastTerminationState.Terminated != nil && s.LastTerminationState.Terminated.ExitCode != 0:
-			failedInit++
-			pendingInit++
+		case s.State.Waiting != nil && s.LastTerminationState.Terminated != nil:
+		case s.State.Waiting != nil:
+			pendingSidecars++
+			waiting++
 		default:
-			pendingInit++
+			pendingSidecars++
+			unknown++
 		}
 	}
 	if failedInit > 0 && spec.RestartPolicy == v1.RestartPolicyNever {
 		return v1.PodFailed
 	}
-	var running, waiting, stopped, succeeded int
-	for _, s := range statuses {
+	for _, c := range spec.Containers {
+		s, ok := status(statuses, c.Name)
 		switch {
+		case !ok:
+			unknown++
 		case s.State.Running != nil:
 			running++
 		case s.State.Terminated != nil:
@@ -267,16 +343,16 @@ func Phase(spec v1.PodSpec, initStatuses, statuses []v1.ContainerStatus) v1.PodP
 			} else {
 				waiting++
 			}
+		default:
+			unknown++
 		}
 	}
 	switch {
-	case pendingInit > 0:
+	case pendingInit > 0 || (pendingSidecars > 0 && !initialized) || waiting > 0:
 		return v1.PodPending
-	case waiting > 0:
-		return v1.PodPending
-	case running > 0:
+	case running > 0 && unknown == 0:
 		return v1.PodRunning
-	case stopped > 0:
+	case running == 0 && stopped > 0 && unknown == 0:
 		switch {
 		case spec.RestartPolicy == v1.RestartPolicyAlways:
 			return v1.PodRunning
@@ -310,16 +386,28 @@ func conditions(in Input, st v1.PodStatus) []v1.PodCondition {
 	terminal := st.Phase == v1.PodSucceeded || st.Phase == v1.PodFailed
 	out = append(out, cond(v1.PodReadyToStartContainers, in.SandboxReady && !terminal, "", ""))
 
+	// An init container is initialized once it completed or, a sidecar,
+	// started; once a regular container ran the pod stays initialized.
 	var incomplete []string
-	for _, s := range st.InitContainerStatuses {
-		if !(s.State.Terminated != nil && s.State.Terminated.ExitCode == 0) {
+	for i, s := range st.InitContainerStatuses {
+		ok := s.Ready
+		if IsSidecar(&in.Pod.Spec.InitContainers[i]) {
+			ok = s.Started != nil && *s.Started
+		}
+		if !ok {
 			incomplete = append(incomplete, s.Name)
 		}
 	}
-	initOK := len(incomplete) == 0 || st.Phase == v1.PodSucceeded
+	initOK := len(incomplete) == 0 || st.Phase == v1.PodSucceeded || regularStarted(in)
 	out = append(out, cond(v1.PodInitialized, initOK, "ContainersNotInitialized", fmt.Sprintf("containers with incomplete status: [%s]", strings.Join(incomplete, " "))))
 
+	// Sidecars count for readiness, before the regular containers.
 	var unready []string
+	for i, s := range st.InitContainerStatuses {
+		if IsSidecar(&in.Pod.Spec.InitContainers[i]) && !s.Ready {
+			unready = append(unready, s.Name)
+		}
+	}
 	for _, s := range st.ContainerStatuses {
 		if !s.Ready {
 			unready = append(unready, s.Name)
@@ -327,8 +415,11 @@ func conditions(in Input, st v1.PodStatus) []v1.PodCondition {
 	}
 	ready := len(unready) == 0 && !terminal
 	reason, msg := "ContainersNotReady", fmt.Sprintf("containers with unready status: [%s]", strings.Join(unready, " "))
-	if terminal {
+	switch st.Phase {
+	case v1.PodSucceeded:
 		reason, msg = "PodCompleted", ""
+	case v1.PodFailed:
+		reason, msg = "PodFailed", ""
 	}
 	out = append(out, cond(v1.ContainersReady, ready, reason, msg))
 

@@ -185,3 +185,77 @@ func TestFailureFailsThePod(t *testing.T) {
 		t.Errorf("succeeded pod: %s %q", done.Phase, done.Reason)
 	}
 }
+
+func sidecarPod(policy v1.RestartPolicy) *v1.Pod {
+	p := pod(policy, []string{"side"}, "main")
+	always := v1.ContainerRestartPolicyAlways
+	p.Spec.InitContainers[0].RestartPolicy = &always
+	return p
+}
+
+// Sidecars (init containers with restartPolicy Always), as upstream: the
+// pod initializes once they have started, they count for readiness, and
+// they neither keep a finished pod running nor make it fail.
+func TestSidecars(t *testing.T) {
+	tests := []struct {
+		name       string
+		in         Input
+		phase      v1.PodPhase
+		init       v1.ConditionStatus
+		initMsg    string
+		ready      v1.ConditionStatus
+		readyMsg   string
+		sideReady  bool
+		mainReason string
+	}{
+		{"sidecar not started by its probe", Input{Pod: sidecarPod(v1.RestartPolicyAlways), SandboxReady: true,
+			Instances: map[string][]Instance{"side": {running(0)}}, Started: map[string]bool{"side": false}},
+			v1.PodPending, v1.ConditionFalse, "containers with incomplete status: [side]", v1.ConditionFalse, "containers with unready status: [side main]", false, "PodInitializing"},
+		{"sidecar started, main not yet", Input{Pod: sidecarPod(v1.RestartPolicyAlways), SandboxReady: true,
+			Instances: map[string][]Instance{"side": {running(0)}}},
+			v1.PodPending, v1.ConditionTrue, "", v1.ConditionFalse, "containers with unready status: [main]", true, "ContainerCreating"},
+		{"both running", Input{Pod: sidecarPod(v1.RestartPolicyAlways), SandboxReady: true,
+			Instances: map[string][]Instance{"side": {running(0)}, "main": {running(0)}}},
+			v1.PodRunning, v1.ConditionTrue, "", v1.ConditionTrue, "", true, ""},
+		{"sidecar not ready", Input{Pod: sidecarPod(v1.RestartPolicyAlways), SandboxReady: true,
+			Instances: map[string][]Instance{"side": {running(0)}, "main": {running(0)}}, Ready: map[string]bool{"side": false}},
+			v1.PodRunning, v1.ConditionTrue, "", v1.ConditionFalse, "containers with unready status: [side]", false, ""},
+		{"sidecar restarting after the main container ran", Input{Pod: sidecarPod(v1.RestartPolicyAlways), SandboxReady: true,
+			Instances: map[string][]Instance{"side": {exited(1, 1)}, "main": {running(0)}}, Waiting: map[string]Waiting{"side": {Reason: "CrashLoopBackOff"}}},
+			v1.PodRunning, v1.ConditionTrue, "", v1.ConditionFalse, "containers with unready status: [side]", false, ""},
+		{"main done, sidecar still running", Input{Pod: sidecarPod(v1.RestartPolicyNever), SandboxReady: true,
+			Instances: map[string][]Instance{"side": {running(0)}, "main": {exited(0, 0)}}},
+			v1.PodRunning, v1.ConditionTrue, "", v1.ConditionFalse, "containers with unready status: [main]", true, ""},
+		{"main done, sidecar stopped", Input{Pod: sidecarPod(v1.RestartPolicyNever),
+			Instances: map[string][]Instance{"side": {exited(0, 137)}, "main": {exited(0, 0)}}},
+			v1.PodSucceeded, v1.ConditionTrue, "", v1.ConditionFalse, "", false, ""},
+		{"main failed, sidecar stopped", Input{Pod: sidecarPod(v1.RestartPolicyNever),
+			Instances: map[string][]Instance{"side": {exited(0, 0)}, "main": {exited(0, 2)}}},
+			v1.PodFailed, v1.ConditionTrue, "", v1.ConditionFalse, "", false, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.in.Now = now
+			st := Compute(tt.in)
+			if st.Phase != tt.phase {
+				t.Errorf("phase %s, want %s", st.Phase, tt.phase)
+			}
+			if c := cond(st, v1.PodInitialized); c.Status != tt.init || c.Status == v1.ConditionFalse && c.Message != tt.initMsg {
+				t.Errorf("Initialized %s %q, want %s %q", c.Status, c.Message, tt.init, tt.initMsg)
+			}
+			if c := cond(st, v1.ContainersReady); c.Status != tt.ready || c.Message != tt.readyMsg {
+				t.Errorf("ContainersReady %s %q, want %s %q", c.Status, c.Message, tt.ready, tt.readyMsg)
+			}
+			if side := st.InitContainerStatuses[0]; side.Ready != tt.sideReady {
+				t.Errorf("sidecar ready %v, want %v", side.Ready, tt.sideReady)
+			}
+			if main := st.ContainerStatuses[0]; tt.mainReason != "" && (main.State.Waiting == nil || main.State.Waiting.Reason != tt.mainReason) {
+				t.Errorf("main state %+v, want waiting %s", main.State, tt.mainReason)
+			}
+		})
+	}
+	failed := Compute(Input{Pod: pod(v1.RestartPolicyNever, nil, "a"), Now: now, Instances: map[string][]Instance{"a": {exited(0, 1)}}})
+	if c := cond(failed, v1.PodReady); c.Reason != "PodFailed" {
+		t.Errorf("failed pod's Ready reason %q, want PodFailed", c.Reason)
+	}
+}

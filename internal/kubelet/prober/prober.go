@@ -87,8 +87,18 @@ func (m *Manager) Update(pod *v1.Pod, running map[string]string, podIP string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	want := map[key]bool{}
+	// Sidecars (restartable init containers) are probed as regular
+	// containers; other init containers cannot have probes.
+	var probed []*v1.Container
+	for i := range pod.Spec.InitContainers {
+		if c := &pod.Spec.InitContainers[i]; c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways {
+			probed = append(probed, c)
+		}
+	}
 	for i := range pod.Spec.Containers {
-		c := &pod.Spec.Containers[i]
+		probed = append(probed, &pod.Spec.Containers[i])
+	}
+	for _, c := range probed {
 		id, ok := running[c.Name]
 		if !ok {
 			continue
