@@ -198,6 +198,15 @@ func (s *Server) buildHandler() http.Handler {
 				s.writeError(w, r, apierrors.NewUnauthorized("Unauthorized"))
 				return
 			}
+			target, impersonating, err := s.impersonate(r, u)
+			if err != nil {
+				s.writeError(w, r, err)
+				return
+			}
+			if impersonating {
+				r = r.WithContext(context.WithValue(r.Context(), impersonatorKey{}, u))
+				u = target
+			}
 			if err := s.authorize(r, u); err != nil {
 				s.writeError(w, r, err)
 				return

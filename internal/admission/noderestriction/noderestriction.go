@@ -1,0 +1,162 @@
+// Package noderestriction is upstream's NodeRestriction admission plugin:
+// a node's identity may change only its own Node (and none of its
+// node-restriction.kubernetes.io/ labels), its own Lease, and the pods
+// bound to it. The Node authorizer lets nodes write those kinds at all;
+// this plugin, which sees the objects, narrows it to their own.
+package noderestriction
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apiserver/pkg/authentication/user"
+
+	"github.com/orca-project/orca/internal/admission"
+	"github.com/orca-project/orca/internal/auth/node"
+)
+
+// PluginName is upstream's name for the plugin.
+const PluginName = "NodeRestriction"
+
+// restrictedPrefix marks labels only an administrator may set on a node,
+// so that workloads can trust them for placement.
+const restrictedPrefix = "node-restriction.kubernetes.io/"
+
+var (
+	podsGVR   = corev1.SchemeGroupVersion.WithResource("pods")
+	nodesGVR  = corev1.SchemeGroupVersion.WithResource("nodes")
+	leasesGVR = coordinationv1.SchemeGroupVersion.WithResource("leases")
+)
+
+// Plugin refuses a node's writes to objects that are not its own.
+type Plugin struct{}
+
+// New returns the plugin.
+func New() *Plugin { return &Plugin{} }
+
+func (*Plugin) Name() string { return PluginName }
+
+// Validate implements admission.Validator.
+func (p *Plugin) Validate(_ context.Context, a *admission.Attributes) error {
+	name, isNode := node.Identity(&user.DefaultInfo{Name: a.UserName, Groups: a.Groups})
+	if !isNode {
+		return nil
+	}
+	if name == "" {
+		return admission.NewForbidden(a, fmt.Errorf("could not determine node from user %q", a.UserName))
+	}
+	var err error
+	switch a.Resource {
+	case podsGVR:
+		err = pod(name, a)
+	case nodesGVR:
+		err = nodeObject(name, a)
+	case leasesGVR:
+		if objectName(a) != name {
+			err = fmt.Errorf("can only access node lease with the same name as the requesting node")
+		}
+	}
+	if err != nil {
+		return admission.NewForbidden(a, err)
+	}
+	return nil
+}
+
+func objectName(a *admission.Attributes) string {
+	if a.Name != "" {
+		return a.Name
+	}
+	if l, ok := a.Object.(*coordinationv1.Lease); ok {
+		return l.Name
+	}
+	return ""
+}
+
+func pod(name string, a *admission.Attributes) error {
+	switch a.Operation {
+	case admission.Create:
+		p, ok := a.Object.(*corev1.Pod)
+		if !ok || a.Subresource != "" {
+			return nil
+		}
+		if _, mirror := p.Annotations[corev1.MirrorPodAnnotationKey]; !mirror {
+			return fmt.Errorf("pod does not have %q annotation, node %q can only create mirror pods", corev1.MirrorPodAnnotationKey, name)
+		}
+		if p.Spec.NodeName != name {
+			return fmt.Errorf("node %q can only create pods with spec.nodeName set to itself", name)
+		}
+	case admission.Update:
+		old, ok := a.OldObject.(*corev1.Pod)
+		if !ok {
+			return nil
+		}
+		if a.Subresource != "status" {
+			return fmt.Errorf("node %q can only update pod status", name)
+		}
+		if old.Spec.NodeName != name {
+			return fmt.Errorf("node %q can only update pod status for pods with spec.nodeName set to itself", name)
+		}
+	case admission.Delete:
+		old, ok := a.OldObject.(*corev1.Pod)
+		if ok && old.Spec.NodeName != name {
+			return fmt.Errorf("node %q can only delete pods with spec.nodeName set to itself", name)
+		}
+	}
+	return nil
+}
+
+func nodeObject(name string, a *admission.Attributes) error {
+	target := a.Name
+	if n, ok := a.Object.(*corev1.Node); ok && target == "" {
+		target = n.Name
+	}
+	if target != name {
+		return fmt.Errorf("node %q is not allowed to modify node %q", name, target)
+	}
+	n, ok := a.Object.(*corev1.Node)
+	if !ok {
+		return nil
+	}
+	switch a.Operation {
+	case admission.Create:
+		if bad := restrictedLabels(n.Labels, nil); len(bad) > 0 {
+			return fmt.Errorf("node %q is not allowed to set the following labels: %s", name, strings.Join(bad, ", "))
+		}
+	case admission.Update:
+		old, _ := a.OldObject.(*corev1.Node)
+		if old == nil {
+			return nil
+		}
+		if bad := restrictedLabels(n.Labels, old.Labels); len(bad) > 0 {
+			return fmt.Errorf("node %q is not allowed to modify labels: %s", name, strings.Join(bad, ", "))
+		}
+	}
+	return nil
+}
+
+// restrictedLabels are the node-restriction.kubernetes.io/ labels that
+// differ between the new and the old label sets.
+func restrictedLabels(labels, old map[string]string) []string {
+	var bad []string
+	seen := map[string]bool{}
+	for _, m := range []map[string]string{labels, old} {
+		for k := range m {
+			if seen[k] || !strings.HasPrefix(k, restrictedPrefix) {
+				continue
+			}
+			seen[k] = true
+			nv, inNew := labels[k]
+			ov, inOld := old[k]
+			if inNew != inOld || nv != ov {
+				bad = append(bad, k)
+			}
+		}
+	}
+	sort.Strings(bad)
+	return bad
+}
+

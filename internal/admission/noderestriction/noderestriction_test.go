@@ -1,0 +1,60 @@
+package noderestriction
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/orca-project/orca/internal/admission"
+)
+
+func TestValidate(t *testing.T) {
+	nodeUser := func(a admission.Attributes) *admission.Attributes {
+		a.UserName, a.Groups = "system:node:n1", []string{"system:nodes", "system:authenticated"}
+		return &a
+	}
+	podOn := func(node string, ann map[string]string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", Annotations: ann}, Spec: corev1.PodSpec{NodeName: node}}
+	}
+	nodeObj := func(name string, labels map[string]string) *corev1.Node {
+		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
+	}
+	mirror := map[string]string{corev1.MirrorPodAnnotationKey: "x"}
+	for _, tc := range []struct {
+		name string
+		a    *admission.Attributes
+		want string // "" allowed, else part of the 403 message
+	}{
+		{"not a node", &admission.Attributes{Operation: admission.Create, Resource: podsGVR, Object: podOn("n2", nil), UserName: "alice"}, ""},
+		{"pod create", nodeUser(admission.Attributes{Operation: admission.Create, Resource: podsGVR, Object: podOn("n1", nil)}), `node "n1" can only create mirror pods`},
+		{"mirror pod on itself", nodeUser(admission.Attributes{Operation: admission.Create, Resource: podsGVR, Object: podOn("n1", mirror)}), ""},
+		{"mirror pod elsewhere", nodeUser(admission.Attributes{Operation: admission.Create, Resource: podsGVR, Object: podOn("n2", mirror)}), "spec.nodeName set to itself"},
+		{"own pod status", nodeUser(admission.Attributes{Operation: admission.Update, Subresource: "status", Resource: podsGVR, Name: "p", Object: podOn("n1", nil), OldObject: podOn("n1", nil)}), ""},
+		{"other node's pod status", nodeUser(admission.Attributes{Operation: admission.Update, Subresource: "status", Resource: podsGVR, Name: "p", Object: podOn("n2", nil), OldObject: podOn("n2", nil)}), `node "n1" can only update pod status for pods with spec.nodeName set to itself`},
+		{"pod spec", nodeUser(admission.Attributes{Operation: admission.Update, Resource: podsGVR, Name: "p", Object: podOn("n1", nil), OldObject: podOn("n1", nil)}), "can only update pod status"},
+		{"delete own pod", nodeUser(admission.Attributes{Operation: admission.Delete, Resource: podsGVR, Name: "p", OldObject: podOn("n1", nil)}), ""},
+		{"delete other pod", nodeUser(admission.Attributes{Operation: admission.Delete, Resource: podsGVR, Name: "p", OldObject: podOn("n2", nil)}), "can only delete pods with spec.nodeName set to itself"},
+		{"register itself", nodeUser(admission.Attributes{Operation: admission.Create, Resource: nodesGVR, Object: nodeObj("n1", map[string]string{"kubernetes.io/hostname": "n1"})}), ""},
+		{"register another", nodeUser(admission.Attributes{Operation: admission.Create, Resource: nodesGVR, Object: nodeObj("n2", nil)}), `node "n1" is not allowed to modify node "n2"`},
+		{"register with a restricted label", nodeUser(admission.Attributes{Operation: admission.Create, Resource: nodesGVR, Object: nodeObj("n1", map[string]string{"node-restriction.kubernetes.io/trusted": "yes"})}), "is not allowed to set the following labels: node-restriction.kubernetes.io/trusted"},
+		{"label itself into a restricted key", nodeUser(admission.Attributes{Operation: admission.Update, Resource: nodesGVR, Name: "n1", Object: nodeObj("n1", map[string]string{"node-restriction.kubernetes.io/trusted": "yes"}), OldObject: nodeObj("n1", nil)}), "is not allowed to modify labels: node-restriction.kubernetes.io/trusted"},
+		{"remove a restricted label", nodeUser(admission.Attributes{Operation: admission.Update, Resource: nodesGVR, Name: "n1", Object: nodeObj("n1", nil), OldObject: nodeObj("n1", map[string]string{"node-restriction.kubernetes.io/trusted": "yes"})}), "is not allowed to modify labels"},
+		{"keep a restricted label an admin set", nodeUser(admission.Attributes{Operation: admission.Update, Resource: nodesGVR, Name: "n1", Object: nodeObj("n1", map[string]string{"node-restriction.kubernetes.io/trusted": "yes", "a": "b"}), OldObject: nodeObj("n1", map[string]string{"node-restriction.kubernetes.io/trusted": "yes"})}), ""},
+		{"update another node", nodeUser(admission.Attributes{Operation: admission.Update, Subresource: "status", Resource: nodesGVR, Name: "n2", Object: nodeObj("n2", nil), OldObject: nodeObj("n2", nil)}), "is not allowed to modify node"},
+		{"own lease", nodeUser(admission.Attributes{Operation: admission.Create, Resource: leasesGVR, Namespace: "kube-node-lease", Object: &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}}), ""},
+		{"another lease", nodeUser(admission.Attributes{Operation: admission.Create, Resource: leasesGVR, Namespace: "kube-node-lease", Object: &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "n2"}}}), "same name as the requesting node"},
+	} {
+		err := New().Validate(context.Background(), tc.a)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: refused: %v", tc.name, err)
+		case tc.want != "" && (err == nil || !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: got %v, want a 403 containing %q", tc.name, err, tc.want)
+		}
+	}
+}
