@@ -146,7 +146,7 @@ func (s *Server) buildHandler() http.Handler {
 			}
 			return
 		}
-		if s.serveDiscovery(w, r) || s.serveHealth(w, r) {
+		if s.serveDiscovery(w, r) || s.serveHealth(w, r) || s.serveOIDC(w, r) {
 			return
 		}
 		switch {

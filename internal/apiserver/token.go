@@ -34,6 +34,10 @@ type ServiceAccountTokens struct {
 	// TokenRequest without audiences gets; [Issuer] when empty, as
 	// upstream defaults --api-audiences to the issuer.
 	APIAudiences []string
+	// JWKSURI is the jwks_uri of the OpenID provider configuration
+	// (upstream's --service-account-jwks-uri); the address the request
+	// reached, at /openid/v1/jwks, when empty.
+	JWKSURI string
 }
 
 // tokens is the configuration made ready for use.
