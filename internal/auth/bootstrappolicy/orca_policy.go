@@ -1,0 +1,68 @@
+package bootstrappolicy
+
+import (
+	rbacv1 "k8s.io/api/rbac/v1"
+)
+
+// What Orca needs beyond upstream's policy. Everything here carries the
+// same label and annotation as upstream's objects, so Reconcile treats it
+// alike, and is named so that it cannot collide with a future upstream
+// role (system:orca:*, or a controller upstream does not have).
+
+// DNSUser is the identity of Orca's in-process cluster DNS server, which
+// answers from informers as CoreDNS's kubernetes plugin does and writes the
+// kube-dns Service and its endpoints itself.
+const DNSUser = "system:orca:dns"
+
+// ServiceLBController is the service account the service-lb controller's
+// role is bound to; upstream has no such controller (a cloud provider's
+// service controller does its work).
+const ServiceLBController = "service-lb-controller"
+
+func orcaClusterRoles() []rbacv1.ClusterRole {
+	return []rbacv1.ClusterRole{
+		// CoreDNS's system:coredns role: the reads behind every answer.
+		clusterRole(DNSUser,
+			rule("list", "watch").groups(legacyGroup).resources("endpoints", "services", "pods", "namespaces").build(),
+			rule("list", "watch").groups(discoveryGroup).resources("endpointslices").build(),
+		),
+		// servicelb: upstream's service-controller rights, which it
+		// stands in for.
+		controllerRole(ServiceLBController,
+			rule(read...).groups(legacyGroup).resources("services").build(),
+			rule("patch", "update").groups(legacyGroup).resources("services/status").build(),
+			rule("list", "watch").groups(legacyGroup).resources("nodes").build(),
+			eventsRule(),
+		),
+	}
+}
+
+func orcaClusterRoleBindings() []rbacv1.ClusterRoleBinding {
+	out := []rbacv1.ClusterRoleBinding{clusterRoleBinding(DNSUser, DNSUser, users(DNSUser))}
+	for _, r := range orcaClusterRoles() {
+		if len(r.Name) > len(ControllerRolePrefix) && r.Name[:len(ControllerRolePrefix)] == ControllerRolePrefix {
+			out = append(out, bindControllerRoles([]rbacv1.ClusterRole{r})...)
+		}
+	}
+	return out
+}
+
+// The DNS server keeps the kube-dns Service, Endpoints and EndpointSlice in
+// kube-system pointing at itself. RBAC cannot limit create to one name, so
+// the Role is confined to kube-system and get/update to kube-dns.
+func orcaNamespaceRoles() []rbacv1.Role {
+	return []rbacv1.Role{
+		namespacedRole(kubeSystemNamespace, DNSUser,
+			rule("create").groups(legacyGroup).resources("services", "endpoints").build(),
+			rule("get", "update").groups(legacyGroup).resources("services", "endpoints").names("kube-dns").build(),
+			rule("create").groups(discoveryGroup).resources("endpointslices").build(),
+			rule("get", "update").groups(discoveryGroup).resources("endpointslices").names("kube-dns").build(),
+		),
+	}
+}
+
+func orcaNamespaceRoleBindings() []rbacv1.RoleBinding {
+	return []rbacv1.RoleBinding{
+		roleBinding(kubeSystemNamespace, DNSUser, DNSUser, users(DNSUser)),
+	}
+}
