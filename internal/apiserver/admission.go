@@ -31,7 +31,7 @@ var _ admission.Objects = objects{}
 
 func (o objects) resource(gvr schema.GroupVersionResource) (*resource, error) {
 	r, ok := o.s.resources[gvr]
-	if !ok {
+	if !ok || r.CreateOnly {
 		return nil, apierrors.NewNotFound(gvr.GroupResource(), "")
 	}
 	return r, nil

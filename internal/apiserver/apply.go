@@ -22,7 +22,7 @@ import (
 // ownership and conflicts; the result then takes the update path
 // (defaults, admission, validation) like any other write. As upstream,
 // applying to an object that does not exist creates it.
-func (s *Server) handleApply(w http.ResponseWriter, r *http.Request, res *resource, ri requestInfo, body []byte, fv fieldValidation, dry bool) {
+func (s *Server) handleApply(w http.ResponseWriter, r *http.Request, res *resource, ri requestInfo, as negotiated, body []byte, fv fieldValidation, dry bool) {
 	patch, err := decodeApplyPatch(body, fv)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -45,7 +45,7 @@ func (s *Server) handleApply(w http.ResponseWriter, r *http.Request, res *resour
 		s.writeError(w, r, err)
 		return
 	}
-	s.writeObject(w, r, code, out)
+	s.writeConverted(w, r, code, res, as, out)
 }
 
 // errApplyToScale refuses apply to /scale: its managedFields would have

@@ -47,7 +47,7 @@ func (s *Server) apiResourceList(gv schema.GroupVersion) *metav1.APIResourceList
 	for _, r := range rs {
 		list.APIResources = append(list.APIResources, metav1.APIResource{
 			Name: r.Name, SingularName: r.Singular, Namespaced: r.Namespaced, Kind: r.Kind,
-			Verbs: resourceVerbs, ShortNames: r.ShortNames, Categories: r.Categories,
+			Verbs: verbsOf(r), ShortNames: r.ShortNames, Categories: r.Categories,
 		})
 		for _, sub := range subresourcesOf(r) {
 			list.APIResources = append(list.APIResources, metav1.APIResource{
@@ -57,6 +57,14 @@ func (s *Server) apiResourceList(gv schema.GroupVersion) *metav1.APIResourceList
 		}
 	}
 	return list
+}
+
+// verbsOf is what discovery lists for a resource: reviews are only created.
+func verbsOf(r *resource) metav1.Verbs {
+	if r.CreateOnly {
+		return metav1.Verbs{"create"}
+	}
+	return resourceVerbs
 }
 
 type subresourceInfo struct {
@@ -73,6 +81,7 @@ func subresourcesOf(r *resource) []subresourceInfo {
 			subresourceInfo{name: "exec", kind: "PodExecOptions", verbs: metav1.Verbs{"create", "get"}},
 			subresourceInfo{name: "log", kind: "Pod", verbs: metav1.Verbs{"get"}},
 			subresourceInfo{name: "portforward", kind: "PodPortForwardOptions", verbs: metav1.Verbs{"create", "get"}},
+			subresourceInfo{name: "proxy", kind: "PodProxyOptions", verbs: metav1.Verbs{"create", "delete", "get", "patch", "update"}},
 		)
 	}
 	if r.Name == "serviceaccounts" {
@@ -111,7 +120,7 @@ func (s *Server) aggregated(legacy bool) *apidiscoveryv2.APIGroupDiscoveryList {
 			d := apidiscoveryv2.APIResourceDiscovery{
 				Resource: r.Name, SingularResource: r.Singular, Scope: scope,
 				ResponseKind: &metav1.GroupVersionKind{Group: r.Group, Version: r.Version, Kind: r.Kind},
-				Verbs:        resourceVerbs, ShortNames: r.ShortNames, Categories: r.Categories,
+				Verbs:        verbsOf(r), ShortNames: r.ShortNames, Categories: r.Categories,
 			}
 			for _, sub := range subresourcesOf(r) {
 				g, v := sub.group, sub.version

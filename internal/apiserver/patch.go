@@ -97,6 +97,11 @@ func (s *Server) patchOf(ctx context.Context, res *resource, pt types.PatchType,
 }
 
 func (s *Server) handlePatch(w http.ResponseWriter, r *http.Request, res *resource, ri requestInfo) {
+	as, err := negotiateWrite(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	pt, err := patchType(r)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -108,7 +113,7 @@ func (s *Server) handlePatch(w http.ResponseWriter, r *http.Request, res *resour
 		return
 	}
 	if pt == types.ApplyYAMLPatchType {
-		s.handleApply(w, r, res, ri, body, fv, dry)
+		s.handleApply(w, r, res, ri, as, body, fv, dry)
 		return
 	}
 	var warn warnings
@@ -118,7 +123,7 @@ func (s *Server) handlePatch(w http.ResponseWriter, r *http.Request, res *resour
 		return
 	}
 	warn.write(w)
-	s.writeObject(w, r, http.StatusOK, out)
+	s.writeConverted(w, r, http.StatusOK, res, as, out)
 }
 
 // applyJSONPatch applies a JSON patch, turning a panic of the patch

@@ -35,7 +35,7 @@ func newResource(r *registry.Resource, st *storage.Store) *resource {
 	stored := r
 	if r.StoredAs != nil {
 		stored = r.StoredAs.Resource
-		st = storage.NewStore(st.Client(), st.Codec().Converting(r.StoredAs.ToStored, r.StoredAs.FromStored))
+		st = st.WithCodec(st.Codec().Converting(r.StoredAs.ToStored, r.StoredAs.FromStored))
 	}
 	p := "/registry/"
 	if stored.Group != "" {

@@ -13,13 +13,13 @@ import (
 )
 
 // errNotAcceptable is the 406 a client gets when it accepts no format the
-// server can write.
-func errNotAcceptable(accept string) *apierrors.StatusError {
+// server can write, with upstream's message.
+func errNotAcceptable() *apierrors.StatusError {
 	return &apierrors.StatusError{ErrStatus: metav1.Status{
 		Status:  metav1.StatusFailure,
 		Code:    http.StatusNotAcceptable,
 		Reason:  metav1.StatusReasonNotAcceptable,
-		Message: fmt.Sprintf("only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf (requested %q)", accept),
+		Message: "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf",
 	}}
 }
 
@@ -105,7 +105,7 @@ func negotiate(r *http.Request, conversions ...string) (negotiated, error) {
 			}
 		}
 	}
-	return negotiated{}, errNotAcceptable(accept)
+	return negotiated{}, errNotAcceptable()
 }
 
 // conversionGV is the meta.k8s.io version a conversion is written in.

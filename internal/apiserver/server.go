@@ -113,6 +113,11 @@ func New(cfg Config) (*Server, error) {
 		if _, dup := s.resources[gvr]; dup {
 			return nil, fmt.Errorf("resource %s registered twice", gvr)
 		}
+		s.resources[gvr] = r
+		s.ordered = append(s.ordered, r)
+		if rr.CreateOnly {
+			continue
+		}
 		r.cache = cache.New(cache.Config{
 			Client:      cfg.Store.Client(),
 			Codec:       r.store.Codec(),
@@ -122,8 +127,6 @@ func New(cfg Config) (*Server, error) {
 			NewBookmark: r.newWithKind,
 			Log:         cfg.Log,
 		})
-		s.resources[gvr] = r
-		s.ordered = append(s.ordered, r)
 	}
 	tokens, err := newTokens(cfg.ServiceAccountTokens)
 	if err != nil {
@@ -154,7 +157,8 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // namespaces, and blocks until ctx ends.
 func (s *Server) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
-	for _, r := range s.ordered {
+	cached := s.cachedResources()
+	for _, r := range cached {
 		wg.Add(1)
 		go func(r *resource) {
 			defer wg.Done()
@@ -162,7 +166,7 @@ func (s *Server) Run(ctx context.Context) error {
 		}(r)
 	}
 	defer wg.Wait()
-	for _, r := range s.ordered {
+	for _, r := range cached {
 		select {
 		case <-r.cache.Ready():
 		case <-ctx.Done():
@@ -181,6 +185,18 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	<-ctx.Done()
 	return nil
+}
+
+// cachedResources are the resources with objects to keep: all but the
+// reviews.
+func (s *Server) cachedResources() []*resource {
+	var out []*resource
+	for _, r := range s.ordered {
+		if r.cache != nil {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // Ready reports whether the server has finished starting.
@@ -215,6 +231,10 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, ri reques
 	}
 	if r, err = withFieldManager(r, ri); err != nil {
 		s.writeError(w, r, err)
+		return
+	}
+	if res.CreateOnly {
+		s.serveReview(w, r, res, ri)
 		return
 	}
 	switch ri.Subresource {

@@ -28,6 +28,11 @@ import (
 )
 
 func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, res *resource, ri requestInfo) {
+	as, err := negotiateWrite(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	var warn warnings
 	obj, dry, err := s.readObject(r, res, &warn)
 	if err != nil {
@@ -40,7 +45,15 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, res *resou
 		return
 	}
 	warn.write(w)
-	s.writeObject(w, r, http.StatusCreated, out)
+	s.writeConverted(w, r, http.StatusCreated, res, as, out)
+}
+
+// negotiateWrite settles the output of a create, update or patch before
+// anything is written, as upstream does: the written object may come back
+// as a Table or as its metadata, and a client accepting nothing the server
+// writes is refused (406) without a change.
+func negotiateWrite(r *http.Request) (negotiated, error) {
+	return negotiate(r, "Table", "PartialObjectMetadata")
 }
 
 // readObject decodes a write's body and its dryRun flag.
@@ -189,6 +202,11 @@ func (s *Server) validate(res *resource, obj runtime.Object) field.ErrorList {
 }
 
 func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request, res *resource, ri requestInfo) {
+	as, err := negotiateWrite(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	var warn warnings
 	obj, dry, err := s.readObject(r, res, &warn)
 	if err != nil {
@@ -217,7 +235,7 @@ func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request, res *resou
 		return
 	}
 	warn.write(w)
-	s.writeObject(w, r, http.StatusOK, out)
+	s.writeConverted(w, r, http.StatusOK, res, as, out)
 }
 
 // update applies fn to the stored object and writes the result; with

@@ -78,6 +78,13 @@ type Resource struct {
 	// fields and transitions. Validate also runs on updates.
 	ValidateUpdate func(obj, old runtime.Object) field.ErrorList
 
+	// CreateOnly makes the resource a review, as upstream's
+	// SelfSubjectAccessReview: a create is answered with the object and
+	// the server's verdict in its status; nothing is stored, no other verb
+	// is served, and the resource has no table form (asking for a Table is
+	// 406). The server checks no metadata: Validate does it all.
+	CreateOnly bool
+
 	// StoredAs, when set, keeps this resource's objects under another
 	// resource's etcd keys and in that resource's form, so both serve the
 	// same objects (events.k8s.io Events are the core Events, as upstream

@@ -7,8 +7,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-
-	"github.com/orca-project/orca/internal/storage"
 )
 
 // A converting store serves objects kept in etcd in another form: here,
@@ -32,7 +30,7 @@ func TestConvertingCodec(t *testing.T) {
 		}
 		return cm
 	}
-	conv := storage.NewStore(store.Client(), store.Codec().Converting(toSecret, fromSecret))
+	conv := store.WithCodec(store.Codec().Converting(toSecret, fromSecret))
 	key := prefix(t) + "a"
 	if err := conv.Create(ctx, key, typ, configMap("a", nil, map[string]string{"v": "1"})); err != nil {
 		t.Fatal(err)

@@ -51,6 +51,14 @@ func (c *Codec) Converting(toStored, fromStored func(runtime.Object) runtime.Obj
 	return &Codec{ser: c.ser, toStored: toStored, fromStored: fromStored}
 }
 
+// WithCodec returns a store like s (same client and settings) that encodes
+// and decodes with c.
+func (s *Store) WithCodec(c *Codec) *Store {
+	cp := *s
+	cp.codec = c
+	return &cp
+}
+
 // Encode serialises obj, which must carry its apiVersion and kind.
 func (c *Codec) Encode(obj runtime.Object) ([]byte, error) {
 	if c.toStored != nil {

@@ -234,7 +234,7 @@ func operationIDAndTags(r common.Route) (string, []string, error) {
 // resourceRoutes returns the routes of one resource, its subresources and
 // its deprecated watch paths, as upstream installs them.
 func resourceRoutes(r *registry.Resource) ([]common.Route, error) {
-	if r.New == nil || r.NewList == nil {
+	if r.New == nil || (r.NewList == nil && !r.CreateOnly) {
 		return nil, fmt.Errorf("resource %s has no New or NewList", r.GroupResource())
 	}
 	gv := r.GroupVersion()
@@ -242,7 +242,7 @@ func resourceRoutes(r *registry.Resource) ([]common.Route, error) {
 	root := gvRoot(gv)
 	infix := gvInfix(gv)
 	tag := gvTag(gv)
-	obj, list := r.New(), r.NewList()
+	obj := r.New()
 
 	namespaced := ""
 	var scopeParams []common.Parameter
@@ -285,16 +285,23 @@ func resourceRoutes(r *registry.Resource) ([]common.Route, error) {
 	itemParams := append(append([]common.Parameter(nil), scopeParams...), nameParam)
 	article := articleFor(kind)
 
+	create := &route{method: "POST", path: collectionPath, operation: opID("create", namespaced+kind),
+		description: "create" + article + kind, produces: mediaTypes,
+		reads: obj, writes: obj, responses: written(obj, http.StatusCreated, http.StatusAccepted),
+		params: append([]common.Parameter{bodyParam(true)}, optionParams(metav1.CreateOptions{})...)}
+	if r.CreateOnly {
+		// Reviews are only created, as upstream installs them.
+		add(create, "post", gvk, scopeParams...)
+		return routes, nil
+	}
+	list := r.NewList()
+
 	// Collection: list, create, delete collection.
 	add(&route{method: "GET", path: collectionPath, operation: opID("list", namespaced+kind),
 		description: "list or watch objects of kind " + kind, produces: allMediaTypes,
 		writes: list, responses: ok(list)},
 		"list", gvk, append(append([]common.Parameter(nil), scopeParams...), listParams...)...)
-	add(&route{method: "POST", path: collectionPath, operation: opID("create", namespaced+kind),
-		description: "create" + article + kind, produces: mediaTypes,
-		reads: obj, writes: obj, responses: written(obj, http.StatusCreated, http.StatusAccepted),
-		params: append([]common.Parameter{bodyParam(true)}, optionParams(metav1.CreateOptions{})...)},
-		"post", gvk, scopeParams...)
+	add(create, "post", gvk, scopeParams...)
 	add(&route{method: "DELETE", path: collectionPath, operation: opID("delete", "Collection"+namespaced+kind),
 		description: "delete collection of " + kind, produces: mediaTypes,
 		reads: &metav1.DeleteOptions{}, writes: &metav1.Status{}, responses: ok(&metav1.Status{}),

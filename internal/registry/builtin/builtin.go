@@ -4,6 +4,7 @@ package builtin
 import (
 	"github.com/orca-project/orca/internal/registry"
 	"github.com/orca-project/orca/internal/registry/apps"
+	"github.com/orca-project/orca/internal/registry/authorization"
 	"github.com/orca-project/orca/internal/registry/batch"
 	"github.com/orca-project/orca/internal/registry/coordination"
 	"github.com/orca-project/orca/internal/registry/core"
@@ -26,6 +27,7 @@ func Resources() []*registry.Resource {
 		apps.Deployments, apps.Replicasets, apps.Statefulsets, apps.Daemonsets,
 		apps.Controllerrevisions,
 		events.Events,
+		authorization.Selfsubjectaccessreviews,
 		batch.Jobs, batch.Cronjobs,
 		rbac.Roles, rbac.Rolebindings, rbac.Clusterroles, rbac.Clusterrolebindings,
 		storageclass.Storageclasses,
