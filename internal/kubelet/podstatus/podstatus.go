@@ -78,11 +78,13 @@ func Compute(in Input) v1.PodStatus {
 	pod := in.Pod
 	old := pod.Status
 	st := v1.PodStatus{
-		QOSClass:          old.QOSClass,
-		NominatedNodeName: old.NominatedNodeName,
-		StartTime:         old.StartTime,
-		Reason:            old.Reason,
-		Message:           old.Message,
+		// The generation of the pod this status judged.
+		ObservedGeneration: pod.Generation,
+		QOSClass:           old.QOSClass,
+		NominatedNodeName:  old.NominatedNodeName,
+		StartTime:          old.StartTime,
+		Reason:             old.Reason,
+		Message:            old.Message,
 	}
 	if st.QOSClass == "" {
 		st.QOSClass = QOSClass(pod)
@@ -370,7 +372,9 @@ func Phase(spec v1.PodSpec, initStatuses, statuses []v1.ContainerStatus, initial
 func conditions(in Input, st v1.PodStatus) []v1.PodCondition {
 	old := in.Pod.Status.Conditions
 	cond := func(t v1.PodConditionType, ok bool, reason, msg string) v1.PodCondition {
-		c := v1.PodCondition{Type: t, Status: v1.ConditionFalse, Reason: reason, Message: msg}
+		// Each condition the kubelet writes says which generation of the
+		// pod it judged, as upstream's (observedGeneration).
+		c := v1.PodCondition{Type: t, Status: v1.ConditionFalse, Reason: reason, Message: msg, ObservedGeneration: in.Pod.Generation}
 		if ok {
 			c.Status, c.Reason, c.Message = v1.ConditionTrue, "", ""
 		}
@@ -442,10 +446,13 @@ func conditions(in Input, st v1.PodStatus) []v1.PodCondition {
 		podReady.Reason, podReady.Message = "ReadinessGatesNotReady", fmt.Sprintf("corresponding condition of pod readiness gate %q does not exist.", missing[0])
 	}
 	out = append(out, podReady)
+	// A pod the kubelet runs is scheduled; upstream's kubelet restates it
+	// so that the condition carries the generation it observed.
+	out = append(out, cond(v1.PodScheduled, true, "", ""))
 
-	// Conditions the kubelet does not own (PodScheduled, readiness gates,
+	// Conditions the kubelet does not own (readiness gates,
 	// DisruptionTarget) are kept as they are.
-	owned := map[v1.PodConditionType]bool{v1.PodReadyToStartContainers: true, v1.PodInitialized: true, v1.ContainersReady: true, v1.PodReady: true}
+	owned := map[v1.PodConditionType]bool{v1.PodReadyToStartContainers: true, v1.PodInitialized: true, v1.ContainersReady: true, v1.PodReady: true, v1.PodScheduled: true}
 	for _, o := range old {
 		if !owned[o.Type] {
 			out = append(out, o)
