@@ -17,6 +17,7 @@ import (
 func newControllerManagerCommand() *cobra.Command {
 	var (
 		kubeconfig, address, logLevel string
+		useSACreds                    bool
 		qps                           float32
 		burst                         int
 		clusterCIDR, lbPool           string
@@ -49,7 +50,7 @@ func newControllerManagerCommand() *cobra.Command {
 				})
 			}
 			controllers = append(controllers, server.NodeIPAM(clusterCIDR), server.ServiceLB(lbPool))
-			m, err := controllermanager.New(controllermanager.Config{REST: cfg, Log: log, Metrics: reg, Controllers: controllers})
+			m, err := controllermanager.New(controllermanager.Config{REST: cfg, Log: log, Metrics: reg, Controllers: controllers, UseServiceAccountCredentials: useSACreds})
 			if err != nil {
 				return err
 			}
@@ -63,6 +64,7 @@ func newControllerManagerCommand() *cobra.Command {
 	f.StringVar(&address, "bind-address", "127.0.0.1:10257", "address serving /healthz, /readyz and /metrics")
 	f.Float32Var(&qps, "kube-api-qps", 100, "queries per second to the API server")
 	f.IntVar(&burst, "kube-api-burst", 200, "burst of queries to the API server")
+	f.BoolVar(&useSACreds, "use-service-account-credentials", false, "run each controller as its own service account in kube-system, holding only its system:controller:* role")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	_ = cmd.MarkFlagRequired("kubeconfig")
 	return cmd

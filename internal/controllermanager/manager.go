@@ -38,6 +38,11 @@ type Config struct {
 	// for; kube-system/orca-controller-manager when empty.
 	LeaseNamespace, LeaseName                 string
 	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
+	// UseServiceAccountCredentials runs each controller as its own
+	// service account in kube-system (upstream's flag of that name), so
+	// that it holds only its system:controller:* role; the manager's own
+	// identity then only elects the leader and feeds the shared informers.
+	UseServiceAccountCredentials bool
 	// Metrics receives the manager's collectors; nil keeps them private.
 	Metrics prometheus.Registerer
 	Log     *slog.Logger
@@ -202,8 +207,19 @@ func (m *Manager) runControllers(ctx context.Context) error {
 		workers int
 	}
 	var ctrls []built
+	var creds *credentials
+	if m.cfg.UseServiceAccountCredentials {
+		creds = newCredentials(m.cfg.REST, m.client)
+	}
 	for _, d := range m.cfg.Controllers {
-		c, err := d.New(cctx)
+		dctx := cctx
+		if creds != nil {
+			var err error
+			if dctx, err = creds.contextFor(*cctx, d.Name); err != nil {
+				return err
+			}
+		}
+		c, err := d.New(dctx)
 		if err != nil {
 			return fmt.Errorf("build controller %s: %w", d.Name, err)
 		}

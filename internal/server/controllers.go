@@ -22,7 +22,7 @@ func controllerManager(opts Options, tlsDir string, ca *pki.Pair, port int, reg 
 		return nil, err
 	}
 	return controllermanager.New(controllermanager.Config{
-		REST: cfg, Log: opts.Log, Metrics: reg,
+		REST: cfg, Log: opts.Log, Metrics: reg, UseServiceAccountCredentials: true,
 		Controllers: append(controllermanager.DefaultControllers(), rootCAPublisher(ca.CertPEM), NodeIPAM(opts.ClusterCIDR), ServiceLB(opts.LoadBalancerPool)),
 	})
 }
