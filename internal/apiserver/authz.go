@@ -10,9 +10,9 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/streaming/pkg/httpstream/wsstream"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
+	"k8s.io/streaming/pkg/httpstream/wsstream"
 )
 
 // Authorizer decides whether the caller may do what a request asks; the

@@ -18,6 +18,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+	"k8s.io/apiserver/pkg/storage/value"
 
 	"github.com/orca-project/orca/internal/admission"
 	"github.com/orca-project/orca/internal/registry"
@@ -40,6 +42,9 @@ type Config struct {
 	// everything.
 	Authorizer Authorizer
 	// Anonymous lets requests without credentials through as
+	// RuleResolver lists a user's rules for SelfSubjectRulesReview (kubectl
+	// auth can-i --list); nil answers that the list is incomplete.
+	RuleResolver authorizer.RuleResolver
 	// system:anonymous (upstream's --anonymous-auth); the authorizer then
 	// decides. Without it they get 401.
 	Anonymous bool

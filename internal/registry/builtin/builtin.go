@@ -4,6 +4,7 @@ package builtin
 import (
 	"github.com/orca-project/orca/internal/registry"
 	"github.com/orca-project/orca/internal/registry/apps"
+	"github.com/orca-project/orca/internal/registry/authentication"
 	"github.com/orca-project/orca/internal/registry/authorization"
 	"github.com/orca-project/orca/internal/registry/batch"
 	"github.com/orca-project/orca/internal/registry/coordination"
@@ -27,7 +28,9 @@ func Resources() []*registry.Resource {
 		apps.Deployments, apps.Replicasets, apps.Statefulsets, apps.Daemonsets,
 		apps.Controllerrevisions,
 		events.Events,
-		authorization.Selfsubjectaccessreviews,
+		authorization.Selfsubjectaccessreviews, authorization.Subjectaccessreviews,
+		authorization.Localsubjectaccessreviews, authorization.Selfsubjectrulesreviews,
+		authentication.Tokenreviews, authentication.Selfsubjectreviews,
 		batch.Jobs, batch.Cronjobs,
 		rbac.Roles, rbac.Rolebindings, rbac.Clusterroles, rbac.Clusterrolebindings,
 		storageclass.Storageclasses,
