@@ -82,6 +82,7 @@ func subresourcesOf(r *resource) []subresourceInfo {
 			subresourceInfo{name: "log", kind: "Pod", verbs: metav1.Verbs{"get"}},
 			subresourceInfo{name: "portforward", kind: "PodPortForwardOptions", verbs: metav1.Verbs{"create", "get"}},
 			subresourceInfo{name: "proxy", kind: "PodProxyOptions", verbs: metav1.Verbs{"create", "delete", "get", "patch", "update"}},
+			subresourceInfo{name: "proxy", kind: "PodProxyOptions", verbs: metav1.Verbs{"create", "delete", "get", "patch", "update"}},
 		)
 	}
 	if r.Name == "serviceaccounts" {

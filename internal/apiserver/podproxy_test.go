@@ -237,7 +237,7 @@ func TestPodSubresourceDiscovery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{"pods/attach": "PodAttachOptions", "pods/exec": "PodExecOptions", "pods/log": "Pod", "pods/portforward": "PodPortForwardOptions"}
+	want := map[string]string{"pods/attach": "PodAttachOptions", "pods/exec": "PodExecOptions", "pods/log": "Pod", "pods/portforward": "PodPortForwardOptions", "pods/proxy": "PodProxyOptions"}
 	for _, r := range list.APIResources {
 		if kind, ok := want[r.Name]; ok {
 			if r.Kind != kind {
@@ -467,5 +467,54 @@ func TestLogsOverWebSocket(t *testing.T) {
 	if ws, err := websocket.DialConfig(cfg); err == nil {
 		ws.Close()
 		t.Error("an unknown subprotocol was accepted")
+	}
+}
+
+// pods/proxy passes any request to the pod's IP, at the port the name
+// asks for or the first one a container declares, with the path after
+// /proxy and the query, as upstream's PreStop spec reads its server pod.
+func TestPodProxy(t *testing.T) {
+	e := newProxyEnv(t)
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		w.Header().Set("X-Seen", r.Method+" "+r.URL.RequestURI())
+		_, _ = w.Write(append([]byte(r.Method+" "+r.URL.RequestURI()+" "), b...))
+	}))
+	defer backend.Close()
+	port, _ := strconv.Atoi(backend.URL[strings.LastIndex(backend.URL, ":")+1:])
+	ctx := context.Background()
+	p, err := e.client.CoreV1().Pods("default").Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "server"},
+		Spec: corev1.PodSpec{NodeName: "node-1", Containers: []corev1.Container{
+			{Name: "a", Image: "busybox"},
+			{Name: "b", Image: "busybox", Ports: []corev1.ContainerPort{{ContainerPort: int32(port)}}},
+		}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Status.PodIP = "127.0.0.1"
+	if _, err := e.client.CoreV1().Pods("default").UpdateStatus(ctx, p, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	rc := e.client.CoreV1().RESTClient()
+	got, err := rc.Get().Namespace("default").Resource("pods").Name("server").SubResource("proxy").Suffix("read").Param("x", "1").DoRaw(ctx)
+	if err != nil || string(got) != "GET /read?x=1 " {
+		t.Errorf("GET through the first declared port: %q, %v", got, err)
+	}
+	got, err = rc.Post().Namespace("default").Resource("pods").Name("server:"+strconv.Itoa(port)).SubResource("proxy").Suffix("write").Body([]byte(`{"Source":"prestop"}`)).DoRaw(ctx)
+	if err != nil || string(got) != `POST /write {"Source":"prestop"}` {
+		t.Errorf("POST with the port in the name: %q, %v", got, err)
+	}
+	got, err = rc.Get().Namespace("default").Resource("pods").Name("http:server:"+strconv.Itoa(port)).SubResource("proxy").DoRaw(ctx)
+	if err != nil || string(got) != "GET / " {
+		t.Errorf("scheme in the name, no path: %q, %v", got, err)
+	}
+	// A pod without an IP cannot be reached; a malformed name is refused.
+	if _, err := rc.Get().Namespace("default").Resource("pods").Name("web").SubResource("proxy").DoRaw(ctx); !apierrors.IsServiceUnavailable(err) {
+		t.Errorf("pod without an IP: %v", err)
+	}
+	if _, err := rc.Get().Namespace("default").Resource("pods").Name("ftp:server:21").SubResource("proxy").DoRaw(ctx); !apierrors.IsBadRequest(err) {
+		t.Errorf("unknown scheme: %v", err)
 	}
 }

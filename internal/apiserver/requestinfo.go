@@ -16,12 +16,16 @@ type requestInfo struct {
 	// Verb is the Kubernetes verb: get, list, watch, create, update, patch,
 	// delete, deletecollection.
 	Verb string
+	// ProxyPath is the path a proxy subresource passes on
+	// (pods/NAME/proxy/PATH); empty for other requests.
+	ProxyPath string
 }
 
 // parseRequestInfo reads a resource path:
 //
 //	/api/v1/RESOURCE[/NAME[/SUB]]
 //	/api/v1/namespaces/NS/RESOURCE[/NAME[/SUB]]
+//	/api/v1/namespaces/NS/RESOURCE/NAME/proxy/PATH...
 //	/apis/GROUP/VERSION/... (the same)
 //
 // It returns ok=false for paths that are not resource requests.
@@ -52,7 +56,13 @@ func parseRequestInfo(r *http.Request) (requestInfo, bool) {
 		ri.Subresource = parts[2]
 	}
 	if len(parts) > 3 {
-		return ri, false
+		if ri.Subresource != "proxy" {
+			return ri, false
+		}
+		ri.ProxyPath = "/" + strings.Join(parts[3:], "/")
+		if strings.HasSuffix(r.URL.Path, "/") {
+			ri.ProxyPath += "/"
+		}
 	}
 	q := r.URL.Query()
 	switch r.Method {

@@ -11,6 +11,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/storage/value"
 )
 
 // etcdDuration is etcd request latency as upstream names it.
@@ -28,6 +29,9 @@ func Collectors() []prometheus.Collector { return []prometheus.Collector{etcdDur
 type Store struct {
 	client *clientv3.Client
 	codec  *Codec
+	// transformer, when set, turns encoded objects into the values kept
+	// in etcd and back (encryption at rest).
+	transformer value.Transformer
 }
 
 // NewStore returns a store over an etcd client.
@@ -56,10 +60,17 @@ func (s *Store) Create(ctx context.Context, key, typ string, obj runtime.Object)
 		return err
 	}
 	defer observe("create", typ, time.Now())
+	release := s.holdWrite()
+	stored, err := s.toStorage(ctx, key, data)
+	if err != nil {
+		release()
+		return fmt.Errorf("create %s: %w", key, err)
+	}
 	resp, err := s.client.Txn(ctx).
 		If(clientv3.Compare(clientv3.ModRevision(key), "=", 0)).
-		Then(clientv3.OpPut(key, string(data))).
+		Then(clientv3.OpPut(key, string(stored))).
 		Commit()
+	release()
 	if err != nil {
 		return fmt.Errorf("create %s: %w", key, err)
 	}
@@ -80,7 +91,8 @@ func (s *Store) Get(ctx context.Context, key, typ string, newObj func() runtime.
 		return nil, ErrNotFound
 	}
 	kv := resp.Kvs[0]
-	return s.codec.Decode(kv.Value, kv.ModRevision, newObj)
+	obj, _, _, err := s.decode(ctx, key, kv.Value, kv.ModRevision, newObj)
+	return obj, err
 }
 
 // UpdateFunc computes the next version of an object from the current one.
@@ -93,11 +105,16 @@ type UpdateFunc func(current runtime.Object) (runtime.Object, error)
 // first. hint, if not nil, is a recent copy (from a cache) that saves the
 // first read; a stale hint only costs a retry. When update returns an
 // object that encodes to the same bytes, nothing is written and the current
-// object is returned unchanged, as upstream does for no-op updates.
+// object is returned unchanged, as upstream does for no-op updates, unless
+// the stored value was read with a provider other than the writing one
+// (an old encryption key): then it is written again, with the current key.
 func (s *Store) GuaranteedUpdate(ctx context.Context, key, typ string, newObj func() runtime.Object, hint runtime.Object, update UpdateFunc) (runtime.Object, error) {
 	var cur runtime.Object
 	var curRev int64
+	// curData is the current object as the codec encodes it (before any
+	// encryption), to recognise no-op updates.
 	var curData []byte
+	var curStale bool
 	read := func() error {
 		resp, err := s.client.Get(ctx, key)
 		if err != nil {
@@ -107,8 +124,8 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key, typ string, newObj fu
 			return ErrNotFound
 		}
 		kv := resp.Kvs[0]
-		curRev, curData = kv.ModRevision, kv.Value
-		cur, err = s.codec.Decode(kv.Value, kv.ModRevision, newObj)
+		curRev = kv.ModRevision
+		cur, curData, curStale, err = s.decode(ctx, key, kv.Value, kv.ModRevision, newObj)
 		return err
 	}
 	if hint != nil {
@@ -142,8 +159,9 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key, typ string, newObj fu
 		if err != nil {
 			return nil, err
 		}
-		if bytes.Equal(data, curData) {
-			// Verify the hint was current before claiming a no-op.
+		if bytes.Equal(data, curData) && !curStale {
+			// Verify the hint was current (and its stored value not
+			// stale) before claiming a no-op.
 			if hint != nil {
 				hint = nil
 				if err := read(); err != nil {
@@ -154,11 +172,18 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key, typ string, newObj fu
 			return cur, nil
 		}
 		start := time.Now()
+		release := s.holdWrite()
+		stored, err := s.toStorage(ctx, key, data)
+		if err != nil {
+			release()
+			return nil, fmt.Errorf("update %s: %w", key, err)
+		}
 		resp, err := s.client.Txn(ctx).
 			If(clientv3.Compare(clientv3.ModRevision(key), "=", curRev)).
-			Then(clientv3.OpPut(key, string(data))).
+			Then(clientv3.OpPut(key, string(stored))).
 			Else(clientv3.OpGet(key)).
 			Commit()
+		release()
 		observe("update", typ, start)
 		if err != nil {
 			return nil, fmt.Errorf("update %s: %w", key, err)
@@ -174,8 +199,8 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key, typ string, newObj fu
 		if len(kvs) == 0 {
 			return nil, ErrNotFound
 		}
-		curRev, curData = kvs[0].ModRevision, kvs[0].Value
-		if cur, err = s.codec.Decode(curData, curRev, newObj); err != nil {
+		curRev = kvs[0].ModRevision
+		if cur, curData, curStale, err = s.decode(ctx, key, kvs[0].Value, curRev, newObj); err != nil {
 			return nil, err
 		}
 	}
@@ -197,7 +222,7 @@ func (s *Store) Delete(ctx context.Context, key, typ string, newObj func() runti
 			return nil, ErrNotFound
 		}
 		kv := resp.Kvs[0]
-		cur, err := s.codec.Decode(kv.Value, kv.ModRevision, newObj)
+		cur, _, _, err := s.decode(ctx, key, kv.Value, kv.ModRevision, newObj)
 		if err != nil {
 			return nil, err
 		}
@@ -283,7 +308,7 @@ func (s *Store) List(ctx context.Context, prefix, typ string, newObj func() runt
 			out.Revision = resp.Header.Revision
 		}
 		for i, kv := range resp.Kvs {
-			obj, err := s.codec.Decode(kv.Value, kv.ModRevision, newObj)
+			obj, _, _, err := s.decode(ctx, string(kv.Key), kv.Value, kv.ModRevision, newObj)
 			if err != nil {
 				return nil, err
 			}

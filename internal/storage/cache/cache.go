@@ -18,6 +18,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/apiserver/pkg/storage/value"
 
 	"github.com/orca-project/orca/internal/storage"
 )
@@ -71,9 +72,12 @@ func less(a, b *entry) bool { return a.key < b.key }
 type Config struct {
 	Client *clientv3.Client
 	Codec  *storage.Codec
-	Prefix string // etcd key prefix, ending in "/"
-	Name   string // resource name, for metrics and logs
-	New    func() runtime.Object
+	// Transformer, when set, turns etcd's values back into what Codec
+	// reads (decryption); the store that writes the resource uses the same.
+	Transformer value.Transformer
+	Prefix      string // etcd key prefix, ending in "/"
+	Name        string // resource name, for metrics and logs
+	New         func() runtime.Object
 	// NewBookmark returns an empty object of the resource, to carry a
 	// bookmark's resourceVersion.
 	NewBookmark func() runtime.Object
@@ -211,7 +215,7 @@ func (c *Cache) listAt(ctx context.Context, rev int64) (*btree.BTreeG[*entry], e
 			return nil, fmt.Errorf("list %s at %d: %w", c.cfg.Prefix, rev, err)
 		}
 		for _, kv := range resp.Kvs {
-			obj, err := c.cfg.Codec.Decode(kv.Value, kv.ModRevision, c.cfg.New)
+			obj, err := c.decode(kv.Key, kv.Value, kv.ModRevision)
 			if err != nil {
 				c.cfg.Log.Error("skipping undecodable object", "key", string(kv.Key), "err", err)
 				continue
@@ -223,6 +227,15 @@ func (c *Cache) listAt(ctx context.Context, rev int64) (*btree.BTreeG[*entry], e
 		}
 		start = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
 	}
+}
+
+// decode reads one stored value of the resource, revision rev.
+func (c *Cache) decode(key, data []byte, rev int64) (runtime.Object, error) {
+	plain, _, err := storage.FromStorage(context.Background(), c.cfg.Transformer, string(key), data)
+	if err != nil {
+		return nil, err
+	}
+	return c.cfg.Codec.Decode(plain, rev, c.cfg.New)
 }
 
 // follow applies etcd's events after rev until the watch breaks, calling

@@ -86,7 +86,7 @@ func (c *Cache) watchFromEtcd(opts WatchOptions) (*Watcher, error) {
 func (c *Cache) decodeEvent(ev *clientv3.Event, withPrev bool) (Event, bool) {
 	e := Event{Rev: ev.Kv.ModRevision}
 	if withPrev && ev.PrevKv != nil {
-		prev, err := c.cfg.Codec.Decode(ev.PrevKv.Value, ev.PrevKv.ModRevision, c.cfg.New)
+		prev, err := c.decode(ev.PrevKv.Key, ev.PrevKv.Value, ev.PrevKv.ModRevision)
 		if err == nil {
 			e.Prev = prev
 		}
@@ -95,7 +95,7 @@ func (c *Cache) decodeEvent(ev *clientv3.Event, withPrev bool) (Event, bool) {
 		if ev.PrevKv == nil {
 			return e, false
 		}
-		obj, err := c.cfg.Codec.Decode(ev.PrevKv.Value, ev.Kv.ModRevision, c.cfg.New)
+		obj, err := c.decode(ev.PrevKv.Key, ev.PrevKv.Value, ev.Kv.ModRevision)
 		if err != nil {
 			c.cfg.Log.Error("skipping undecodable object", "key", string(ev.Kv.Key), "err", err)
 			return e, false
@@ -103,7 +103,7 @@ func (c *Cache) decodeEvent(ev *clientv3.Event, withPrev bool) (Event, bool) {
 		e.Type, e.Object = watch.Deleted, obj
 		return e, true
 	}
-	obj, err := c.cfg.Codec.Decode(ev.Kv.Value, ev.Kv.ModRevision, c.cfg.New)
+	obj, err := c.decode(ev.Kv.Key, ev.Kv.Value, ev.Kv.ModRevision)
 	if err != nil {
 		c.cfg.Log.Error("skipping undecodable object", "key", string(ev.Kv.Key), "err", err)
 		return e, false
