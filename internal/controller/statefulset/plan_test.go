@@ -167,7 +167,9 @@ func TestPlan(t *testing.T) {
 			pods: func(s *appsv1.StatefulSet) []*v1.Pod { return []*v1.Pod{pod(s, 0, "b", "failed-deleted")} },
 			want: "create web-1@b"},
 		{name: "a failed pod is recreated before its successors are made", replicas: 3,
-			pods: func(s *appsv1.StatefulSet) []*v1.Pod { return []*v1.Pod{pod(s, 0, "b", "ready"), pod(s, 1, "b", "failed")} },
+			pods: func(s *appsv1.StatefulSet) []*v1.Pod {
+				return []*v1.Pod{pod(s, 0, "b", "ready"), pod(s, 1, "b", "failed")}
+			},
 			want: "recreate web-1"},
 		{name: "succeeded pod is recreated", replicas: 1,
 			pods: func(s *appsv1.StatefulSet) []*v1.Pod { return []*v1.Pod{pod(s, 0, "b", "succeeded")} }, want: "recreate web-0"},
