@@ -86,6 +86,9 @@ type Server struct {
 	kubelet   *http.Transport
 	tokens    *tokens
 
+	// podTransport reaches pods for pods/proxy.
+	podTransport *http.Transport
+
 	readyMu sync.Mutex
 	ready   bool
 	checks  []healthCheck
@@ -112,6 +115,7 @@ func New(cfg Config) (*Server, error) {
 		resources: map[schema.GroupVersionResource]*resource{},
 		kubelet:   newKubeletTransport(cfg.KubeletClientTLS),
 	}
+	s.podTransport = newPodTransport()
 	for _, rr := range cfg.Resources {
 		r := newResource(rr, cfg.Store)
 		gvr := rr.GroupVersionResource()
@@ -275,6 +279,12 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, ri reques
 			return
 		}
 		s.servePodConnect(w, r, res, ri)
+	case "proxy":
+		if res.Name != "pods" || ri.Group != "" {
+			s.writeError(w, r, errNotFoundPath())
+			return
+		}
+		s.servePodProxy(w, r, res, ri)
 	case "finalize":
 		if res.Name != "namespaces" || ri.Verb != "update" {
 			s.writeError(w, r, errNotFoundPath())

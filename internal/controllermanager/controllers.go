@@ -1,6 +1,7 @@
 package controllermanager
 
 import (
+	"github.com/orca-project/orca/internal/controller/clusterroleaggregation"
 	"github.com/orca-project/orca/internal/controller/cronjob"
 	"github.com/orca-project/orca/internal/controller/daemonset"
 	"github.com/orca-project/orca/internal/controller/deployment"
@@ -21,6 +22,9 @@ import (
 // controller-manager` run, with upstream's default worker counts.
 func DefaultControllers() []Descriptor {
 	return []Descriptor{
+		{Name: "clusterrole-aggregation", Workers: 5, New: func(c *Context) (Controller, error) {
+			return clusterroleaggregation.New(c.Client, c.Informers, c.QueueMetrics, c.Log)
+		}},
 		{Name: "cronjob", Workers: 5, New: func(c *Context) (Controller, error) { return cronjob.New(c.Client, c.Informers, c.QueueMetrics, c.Log) }},
 		{Name: "daemonset", Workers: 2, New: func(c *Context) (Controller, error) {
 			return daemonset.New(c.Client, c.Informers, c.QueueMetrics, c.Log)

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -262,7 +263,7 @@ func TestLifecycleHooksWithSidecar(t *testing.T) {
 			p.Spec.Containers[0].Lifecycle = tc.lifecycle
 			p.Spec.InitContainers = []v1.Container{{
 				Name: "container-redirect", Image: busybox, ImagePullPolicy: v1.PullNever, RestartPolicy: &always,
-				Command: []string{"sh", "-c", relay},
+				Command:      []string{"sh", "-c", relay},
 				StartupProbe: &v1.Probe{ProbeHandler: v1.ProbeHandler{HTTPGet: &v1.HTTPGetAction{Path: "/startup", Port: intstr.FromInt32(8080)}}},
 			}}
 			createPod(t, p)
@@ -288,4 +289,53 @@ func TestLifecycleHooksWithSidecar(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Upstream's "PreStop should call prestop when killing a pod": the tester
+// pod's preStop hook posts to a server pod, whose state the test reads
+// through the API server's pods/proxy.
+func TestPreStopThroughPodProxy(t *testing.T) {
+	needCluster(t)
+	ns := namespace(t)
+	serve := `mkdir -p /www/cgi-bin && cd /www/cgi-bin &&
+cat > write <<'END'
+#!/bin/sh
+printf 'Content-Type: text/plain\n\n'
+head -c "$CONTENT_LENGTH" >> /tmp/received; echo >> /tmp/received
+END
+cat > read <<'END'
+#!/bin/sh
+printf 'Content-Type: application/json\n\n'
+n=$(grep -c prestop /tmp/received 2>/dev/null)
+printf '{"Received":{"prestop":%d}}\n' "${n:-0}"
+END
+chmod +x write read && trap 'exit 0' TERM; httpd -f -p 8080 -h /www & wait`
+	server := simplePod(ns, "server", serve)
+	server.Spec.Containers[0].Ports = []v1.ContainerPort{{ContainerPort: 8080}}
+	createPod(t, server)
+	ip := waitPod(t, ns, "server", time.Minute, "Running", running).Status.PodIP
+	tester := simplePod(ns, "tester", "")
+	tester.Spec.Containers[0].Command = []string{"sleep", "600"}
+	tester.Spec.Containers[0].Lifecycle = &v1.Lifecycle{PreStop: &v1.LifecycleHandler{Exec: &v1.ExecAction{
+		Command: []string{"wget", "-O-", `--post-data={"Source": "prestop"}`, "http://" + ip + ":8080/cgi-bin/write"},
+	}}}
+	createPod(t, tester)
+	waitPod(t, ns, "tester", time.Minute, "Running", running)
+	if err := client.CoreV1().Pods(ns).Delete(context.Background(), "tester", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, func() error {
+		body, err := client.CoreV1().RESTClient().Get().Namespace(ns).Resource("pods").SubResource("proxy").Name("server").Suffix("cgi-bin/read").DoRaw(context.Background())
+		if err != nil {
+			return err
+		}
+		var state struct{ Received map[string]int }
+		if err := json.Unmarshal(body, &state); err != nil {
+			return fmt.Errorf("%q: %v", body, err)
+		}
+		if state.Received["prestop"] == 0 {
+			return fmt.Errorf("the server has not heard from the preStop hook: %s", body)
+		}
+		return nil
+	})
 }
