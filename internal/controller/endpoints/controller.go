@@ -38,6 +38,7 @@ type Controller struct {
 	events    record.EventBroadcaster
 	recorder  record.EventRecorder
 	triggers  *TriggerTimeTracker
+	writes    *ownWrites
 	log       *slog.Logger
 }
 
@@ -58,6 +59,7 @@ func New(client kubernetes.Interface, factory informers.SharedInformerFactory, m
 		events:   events,
 		recorder: events.NewRecorder(scheme.Scheme, v1.EventSource{Component: "endpoint-controller"}),
 		triggers: NewTriggerTimeTracker(),
+		writes:   newOwnWrites(),
 		log:      log.With("controller", Name),
 	}
 	if _, err := svcInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -74,9 +76,18 @@ func New(client kubernetes.Interface, factory informers.SharedInformerFactory, m
 	}); err != nil {
 		return nil, fmt.Errorf("endpoints: pod handler: %w", err)
 	}
-	// A deleted Endpoints object of a live service is recreated.
+	// A deleted Endpoints object of a live service is recreated, and a
+	// sync that waited for the cache to show the controller's own write
+	// runs once it does.
 	if _, err := epInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		DeleteFunc: c.enqueue,
+		AddFunc:    c.endpointsObserved,
+		UpdateFunc: func(_, obj any) { c.endpointsObserved(obj) },
+		DeleteFunc: func(obj any) {
+			if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
+				c.writes.observed(key, "")
+				c.queue.Add(key)
+			}
+		},
 	}); err != nil {
 		return nil, fmt.Errorf("endpoints: endpoints handler: %w", err)
 	}
@@ -89,6 +100,16 @@ func (c *Controller) Name() string { return Name }
 func (c *Controller) enqueue(obj any) {
 	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
 	if err == nil {
+		c.queue.Add(key)
+	}
+}
+
+func (c *Controller) endpointsObserved(obj any) {
+	ep, ok := obj.(*v1.Endpoints)
+	if !ok {
+		return
+	}
+	if key := ep.Namespace + "/" + ep.Name; c.writes.observed(key, ep.ResourceVersion) {
 		c.queue.Add(key)
 	}
 }
@@ -179,6 +200,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 			return fmt.Errorf("delete endpoints %s: %w", key, err)
 		}
 		c.triggers.Forget(ns, name)
+		c.writes.forget(key)
 		return nil
 	}
 	if err != nil {
@@ -193,26 +215,43 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
-	trigger, seen := c.triggers.Compute(svc, pods)
-	subsets, ready, notReady := Subsets(svc, pods)
+	// Read before the cache: see ownWrites.
+	staleVersion, waiting := c.writes.staleVersion(key)
 	current, err := c.endpoints.Endpoints(ns).Get(name)
 	if apierrors.IsNotFound(err) {
 		current = nil
 	} else if err != nil {
 		return err
 	}
+	cachedVersion := ""
+	if current != nil {
+		cachedVersion = current.ResourceVersion
+	}
+	if waiting && cachedVersion == staleVersion {
+		c.log.Debug("cache does not show the last write yet; waiting", "service", key)
+		if c.writes.waiting(key) {
+			// The informer's event for that write queues the key again;
+			// this is for a write it never shows (see ownWritesTimeout).
+			c.queue.AddAfter(key, ownWritesTimeout)
+		}
+		return nil
+	}
+	trigger, seen := c.triggers.Compute(svc, pods)
+	subsets, ready, notReady := Subsets(svc, pods)
 	next := Desired(svc, subsets, current, trigger)
 	if next == nil {
 		c.triggers.Commit(seen)
 		return nil
 	}
 	c.log.Debug("updating endpoints", "service", key, "ready", ready, "notReady", notReady)
+	var written *v1.Endpoints
 	if current == nil {
-		_, err = c.client.CoreV1().Endpoints(ns).Create(ctx, next, metav1.CreateOptions{})
+		written, err = c.client.CoreV1().Endpoints(ns).Create(ctx, next, metav1.CreateOptions{})
 	} else {
-		_, err = c.client.CoreV1().Endpoints(ns).Update(ctx, next, metav1.UpdateOptions{})
+		written, err = c.client.CoreV1().Endpoints(ns).Update(ctx, next, metav1.UpdateOptions{})
 	}
 	if err == nil {
+		c.writes.wrote(key, cachedVersion, written.ResourceVersion)
 		c.triggers.Commit(seen)
 		return nil
 	}

@@ -28,11 +28,18 @@ type Writer struct {
 	// of computing a diff from stale data.
 	mu      sync.Mutex
 	written map[types.UID]uint64
+	// deleted holds the slices it deleted, with their owner's key, until a
+	// sync finds the cache without them: a plan over a cache still showing
+	// one would update it (a write to an object that is gone) or count its
+	// endpoints as served. Only such a sync clears the mark, since the
+	// informer may drop a slice after the sync listed it.
+	deleted map[types.UID]string
 }
 
 // NewWriter returns a writer over client.
 func NewWriter(client kubernetes.Interface) *Writer {
-	return &Writer{client: client, expect: controllerutil.NewExpectations(), written: map[types.UID]uint64{}}
+	return &Writer{client: client, expect: controllerutil.NewExpectations(),
+		written: map[types.UID]uint64{}, deleted: map[types.UID]string{}}
 }
 
 // SliceAdded is called by the slice informer's add handler.
@@ -46,7 +53,16 @@ func (w *Writer) SliceDeleted(uid types.UID) {
 }
 
 // Forget drops the bookkeeping of an owner that is gone.
-func (w *Writer) Forget(key string) { w.expect.Delete(key) }
+func (w *Writer) Forget(key string) {
+	w.expect.Delete(key)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for uid, k := range w.deleted {
+		if k == key {
+			delete(w.deleted, uid)
+		}
+	}
+}
 
 // UpToDate reports whether the cache holds everything this writer wrote
 // for key, so that a diff computed from it is sound.
@@ -56,6 +72,19 @@ func (w *Writer) UpToDate(key string, existing []*discoveryv1.EndpointSlice) boo
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	cached := make(map[types.UID]bool, len(existing))
+	for _, s := range existing {
+		cached[s.UID] = true
+	}
+	for uid, k := range w.deleted {
+		if k != key {
+			continue
+		}
+		if cached[uid] {
+			return false
+		}
+		delete(w.deleted, uid)
+	}
 	for _, s := range existing {
 		want, ok := w.written[s.UID]
 		if !ok {
@@ -107,13 +136,15 @@ func (w *Writer) Apply(ctx context.Context, key string, plan Plan, stamp func(*d
 		}
 		w.remember(got)
 	}
-	// Deletions need no expectations: acting again on a slice the cache
-	// still shows deletes it again (not found) or fails to update it.
 	for _, s := range plan.Delete {
 		err := w.client.DiscoveryV1().EndpointSlices(s.Namespace).Delete(ctx, s.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &s.UID}})
 		if err != nil && !apierrors.IsNotFound(err) {
 			errs = append(errs, fmt.Errorf("delete endpointslice %s/%s: %w", s.Namespace, s.Name, err))
+			continue
 		}
+		w.mu.Lock()
+		w.deleted[s.UID] = key
+		w.mu.Unlock()
 	}
 	return errors.Join(errs...)
 }
