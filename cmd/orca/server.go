@@ -75,6 +75,13 @@ func newServerCommand() *cobra.Command {
 	node.register(f, false)
 	f.BoolVar(&opts.DisableControllerManager, "disable-controller-manager", false, "do not run the controllers in this process (run orca controller-manager instead)")
 	f.BoolVar(&opts.DisableScheduler, "disable-scheduler", false, "do not run the scheduler in this process (run orca scheduler instead)")
+	f.StringVar(&opts.AuditPolicyFile, "audit-policy-file", "", "path to the file that defines the audit policy configuration (audit.k8s.io/v1 Policy); without it nothing is audited")
+	f.StringVar(&opts.AuditLog.Path, "audit-log-path", "", "if set, audited requests are logged to this file, one JSON event per line; '-' means standard out")
+	f.IntVar(&opts.AuditLog.MaxAgeDays, "audit-log-maxage", 366, "the maximum number of days to retain old audit log files based on the timestamp encoded in their filename; 0 keeps them regardless of age")
+	f.IntVar(&opts.AuditLog.MaxBackups, "audit-log-maxbackup", 100, "the maximum number of old audit log files to retain; 0 keeps all")
+	f.IntVar(&opts.AuditLog.MaxSizeMB, "audit-log-maxsize", 100, "the maximum size in megabytes of the audit log file before it gets rotated; 0 disables rotation")
+	f.IntVar(&opts.MaxRequestsInFlight, "max-requests-inflight", 400, "the maximum number of non-mutating requests in flight at a given time; beyond it the server answers 429; 0 disables the limit")
+	f.IntVar(&opts.MaxMutatingRequestsInFlight, "max-mutating-requests-inflight", 200, "the maximum number of mutating requests in flight at a given time; beyond it the server answers 429; 0 disables the limit")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	return cmd
 }

@@ -13,6 +13,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/json"
+
+	"github.com/orca-project/orca/internal/audit"
 )
 
 // User is an authenticated caller.
@@ -115,9 +117,10 @@ func (s *statusRecorder) Flush() {
 	}
 }
 
-// buildHandler assembles the filter chain: panic recovery, metrics,
-// authentication (client certificates, then bearer tokens), authorization (every authenticated user is allowed
-// until RBAC is enforced), then routing.
+// buildHandler assembles the filter chain in upstream's order: request
+// attributes and audit ID, panic recovery, authentication (client
+// certificates, then bearer tokens), audit, impersonation, the in-flight
+// limit, authorization, then routing with its metrics.
 func (s *Server) buildHandler() http.Handler {
 	metricsHandler := promhttp.HandlerFor(s.cfg.Metrics, promhttp.HandlerOpts{})
 	// The configured authenticator (client certificates) goes first, then
@@ -127,23 +130,19 @@ func (s *Server) buildHandler() http.Handler {
 		authn = UnionAuthenticator{authn, s.newTokenAuthenticator()}
 	}
 	route := func(w http.ResponseWriter, r *http.Request) {
-		if ri, ok := parseRequestInfo(r); ok {
-			{
-				start := time.Now()
-				rec := &statusRecorder{ResponseWriter: w}
-				s.serveResource(rec, r, ri)
-				if rec.code == 0 {
-					rec.code = http.StatusOK
-				}
-				verb := ri.Verb
-				if verb == "watch" {
-					verb = "WATCH"
-				} else {
-					verb = strings.ToUpper(verb)
-					s.metrics.latency.WithLabelValues(verb, ri.Group, ri.Version, ri.Resource, ri.Subresource).Observe(time.Since(start).Seconds())
-				}
-				s.metrics.requests.WithLabelValues(verb, ri.Group, ri.Version, ri.Resource, ri.Subresource, strconv.Itoa(rec.code)).Inc()
+		if st := stateFrom(r.Context()); st.resource {
+			ri := st.info
+			start := time.Now()
+			rec := &statusRecorder{ResponseWriter: w}
+			s.serveResource(rec, r, ri)
+			if rec.code == 0 {
+				rec.code = http.StatusOK
 			}
+			verb := verbLabel(ri.Verb)
+			if ri.Verb != "watch" {
+				s.metrics.latency.WithLabelValues(verb, ri.Group, ri.Version, ri.Resource, ri.Subresource).Observe(time.Since(start).Seconds())
+			}
+			s.metrics.requests.WithLabelValues(verb, ri.Group, ri.Version, ri.Resource, ri.Subresource, strconv.Itoa(rec.code)).Inc()
 			return
 		}
 		if s.serveDiscovery(w, r) || s.serveHealth(w, r) || s.serveOIDC(w, r) {
@@ -172,6 +171,31 @@ func (s *Server) buildHandler() http.Handler {
 		}
 		s.writeError(w, r, errNotFoundPath())
 	}
+	var h http.Handler = http.HandlerFunc(route)
+	if authn != nil {
+		h = s.withAuthorization(h)
+	}
+	h = s.withMaxInFlight(h)
+	unauthorized := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(w, r, apierrors.NewUnauthorized("Unauthorized"))
+	}))
+	if authn != nil {
+		h = s.withImpersonation(h)
+	}
+	if a := s.cfg.Auditor; a != nil {
+		h = a.Handler(h, s.describe)
+		unauthorized = a.FailedAuthentication(unauthorized, s.describe)
+	}
+	if authn != nil {
+		h = s.withAuthentication(h, authn, unauthorized)
+	}
+	h = s.withRecovery(h)
+	return s.withRequestStart(h)
+}
+
+// withRecovery answers a handler's panic with a 500, logged with its
+// stack.
+func (s *Server) withRecovery(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer func() {
 			if p := recover(); p != nil {
@@ -182,39 +206,71 @@ func (s *Server) buildHandler() http.Handler {
 				s.writeError(w, r, apierrors.NewInternalError(errPanic))
 			}
 		}()
-		if authn != nil {
-			u, ok := authn.Authenticate(r)
-			switch {
-			case ok:
-			case s.cfg.Anonymous && r.Header.Get("Authorization") == "":
-				// No credentials at all: the anonymous user, whom
-				// authorization then allows only the public paths.
-				u = Anonymous
-			case isPublic(r.URL.Path) && s.cfg.Authorizer == nil:
-				// Without an authorizer, health and version stay open.
-			default:
-				// Credentials that do not hold are refused as such,
-				// not downgraded to anonymous.
-				s.writeError(w, r, apierrors.NewUnauthorized("Unauthorized"))
-				return
-			}
-			target, impersonating, err := s.impersonate(r, u)
-			if err != nil {
-				s.writeError(w, r, err)
-				return
-			}
-			if impersonating {
-				r = r.WithContext(context.WithValue(r.Context(), impersonatorKey{}, u))
-				u = target
-			}
-			if err := s.authorize(r, u); err != nil {
-				s.writeError(w, r, err)
-				return
-			}
-			r = r.WithContext(context.WithValue(r.Context(), userKey{}, u))
-		}
-		route(w, r)
+		next.ServeHTTP(w, r)
 	})
+}
+
+// withAuthentication puts the caller in the request's context, or
+// answers with unauthorized.
+func (s *Server) withAuthentication(next http.Handler, authn Authenticator, unauthorized http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u, ok := authn.Authenticate(r)
+		switch {
+		case ok:
+		case s.cfg.Anonymous && r.Header.Get("Authorization") == "":
+			// No credentials at all: the anonymous user, whom
+			// authorization then allows only the public paths.
+			u = Anonymous
+		case isPublic(r.URL.Path) && s.cfg.Authorizer == nil:
+			// Without an authorizer, health and version stay open.
+		default:
+			// Credentials that do not hold are refused as such,
+			// not downgraded to anonymous.
+			unauthorized.ServeHTTP(w, r)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), userKey{}, u)))
+	})
+}
+
+// withImpersonation lets the request continue as the user its
+// Impersonate-* headers name, when the caller may impersonate them.
+func (s *Server) withImpersonation(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u, _ := UserFrom(r.Context())
+		target, impersonating, err := s.impersonate(r, u)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		if impersonating {
+			ctx := context.WithValue(r.Context(), impersonatorKey{}, u)
+			audit.LogImpersonatedUser(ctx, *userInfo(target))
+			r = r.WithContext(context.WithValue(ctx, userKey{}, target))
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// withAuthorization refuses what the caller may not do.
+func (s *Server) withAuthorization(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u, _ := UserFrom(r.Context())
+		if err := s.authorize(r, u); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// verbLabel is the verb as the request metrics name it: upper case, and
+// WATCH for watches.
+func verbLabel(verb string) string {
+	if verb == "watch" {
+		return "WATCH"
+	}
+	return strings.ToUpper(verb)
 }
 
 type panicError struct{}

@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
+
+	"github.com/orca-project/orca/internal/audit"
 )
 
 // patchType reads the patch format from the Content-Type.
@@ -112,6 +114,7 @@ func (s *Server) handlePatch(w http.ResponseWriter, r *http.Request, res *resour
 		s.writeError(w, r, err)
 		return
 	}
+	audit.LogRequestPatch(r.Context(), body, string(pt))
 	if pt == types.ApplyYAMLPatchType {
 		s.handleApply(w, r, res, ri, as, body, fv, dry)
 		return

@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/orca-project/orca/internal/audit"
 )
 
 // errNotAcceptable is the 406 a client gets when it accepts no format the
@@ -61,6 +63,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 			break
 		}
 	}
+	audit.LogResponseObject(r.Context(), &status, s.codecs.json)
 	s.encode(w, code, mt, &status)
 }
 

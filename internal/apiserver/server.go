@@ -22,6 +22,7 @@ import (
 	"k8s.io/apiserver/pkg/storage/value"
 
 	"github.com/orca-project/orca/internal/admission"
+	"github.com/orca-project/orca/internal/audit"
 	"github.com/orca-project/orca/internal/registry"
 	"github.com/orca-project/orca/internal/storage"
 	"github.com/orca-project/orca/internal/storage/cache"
@@ -71,6 +72,13 @@ type Config struct {
 	// kubelets (pods/log, exec, attach, portforward). Their serving
 	// certificates are verified only if it sets RootCAs.
 	KubeletClientTLS *tls.Config
+	// Auditor, when set, audits requests (--audit-policy-file).
+	Auditor *audit.Auditor
+	// MaxRequestsInFlight and MaxMutatingRequestsInFlight cap the
+	// read-only and the mutating requests running at once, as upstream's
+	// --max-requests-inflight and --max-mutating-requests-inflight; 0
+	// leaves a kind unlimited.
+	MaxRequestsInFlight, MaxMutatingRequestsInFlight int
 }
 
 // Server is the API server's HTTP handler and the caches behind it.
@@ -85,6 +93,8 @@ type Server struct {
 	admission admission.Chain
 	kubelet   *http.Transport
 	tokens    *tokens
+	// maxInFlight is nil without in-flight limits.
+	maxInFlight *maxInFlight
 
 	// podTransport reaches pods for pods/proxy.
 	podTransport *http.Transport
@@ -147,6 +157,9 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.metrics = m
+	if s.maxInFlight, err = newMaxInFlight(cfg.MaxRequestsInFlight, cfg.MaxMutatingRequestsInFlight, cfg.Metrics); err != nil {
+		return nil, err
+	}
 	s.checks = []healthCheck{
 		{name: "ping", check: func(context.Context) error { return nil }},
 		{name: "etcd", check: s.checkEtcd},
@@ -165,6 +178,7 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // Run starts the watch caches and the compactor, creates the default
 // namespaces, and blocks until ctx ends.
 func (s *Server) Run(ctx context.Context) error {
+	go s.maxInFlight.report(ctx)
 	var wg sync.WaitGroup
 	cached := s.cachedResources()
 	for _, r := range cached {

@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/orca-project/orca/internal/audit"
 )
 
 // serveStatus handles /status: reads as the object, writes change only
@@ -77,6 +79,7 @@ func (s *Server) serveScale(w http.ResponseWriter, r *http.Request, res *resourc
 				if err != nil {
 					return nil, err
 				}
+				audit.LogRequestObject(ctx, obj, s.codecs.json)
 				sc = obj.(*autoscalingv1.Scale)
 			} else {
 				pt, err := patchType(r)
@@ -139,6 +142,7 @@ func (s *Server) serveBinding(w http.ResponseWriter, r *http.Request, res *resou
 		s.writeError(w, r, err)
 		return
 	}
+	audit.LogRequestObject(r.Context(), obj, s.codecs.json)
 	b, ok := obj.(*corev1.Binding)
 	if !ok {
 		s.writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf("expected a Binding, got %T", obj)))

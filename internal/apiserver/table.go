@@ -7,6 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/orca-project/orca/internal/audit"
 )
 
 // writeConverted writes obj (an object or a list) in the negotiated form.
@@ -16,6 +18,7 @@ func (s *Server) writeConverted(w http.ResponseWriter, r *http.Request, code int
 		s.writeError(w, r, err)
 		return
 	}
+	audit.LogResponseObject(r.Context(), converted, s.codecs.json)
 	s.encode(w, code, out.mediaType, converted)
 }
 

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/orca-project/orca/internal/audit"
 	"github.com/orca-project/orca/internal/auth/serviceaccount"
 )
 
@@ -119,6 +120,7 @@ func (s *Server) serveToken(w http.ResponseWriter, r *http.Request, res *resourc
 		s.writeError(w, r, err)
 		return
 	}
+	audit.LogRequestObject(r.Context(), obj, s.codecs.json)
 	req, ok := obj.(*authenticationv1.TokenRequest)
 	if !ok {
 		s.writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf("expected a TokenRequest, got %T", obj)))

@@ -24,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/orca-project/orca/internal/admission"
+	"github.com/orca-project/orca/internal/audit"
 	"github.com/orca-project/orca/internal/storage"
 )
 
@@ -69,6 +70,7 @@ func (s *Server) readObject(r *http.Request, res *resource, warn *warnings) (run
 	if err := res.kindMismatch(obj); err != nil {
 		return nil, false, err
 	}
+	audit.LogRequestObject(r.Context(), obj, s.codecs.json)
 	return obj, dry, nil
 }
 
@@ -80,6 +82,7 @@ func (s *Server) writeObject(w http.ResponseWriter, r *http.Request, code int, o
 		s.writeError(w, r, err)
 		return
 	}
+	audit.LogResponseObject(r.Context(), obj, s.codecs.json)
 	s.encode(w, code, out.mediaType, obj)
 }
 
@@ -362,6 +365,7 @@ func (s *Server) deleteOptions(r *http.Request) (*metav1.DeleteOptions, error) {
 		if err := decodeDeleteOptions(body, r.Header.Get("Content-Type"), opts); err != nil {
 			return nil, err
 		}
+		audit.LogRequestObject(r.Context(), opts, s.codecs.json)
 	}
 	q := r.URL.Query()
 	if v := q.Get("gracePeriodSeconds"); v != "" {

@@ -383,3 +383,15 @@ func TestJSONLines(t *testing.T) {
 		t.Errorf("%d lines:\n%s", n, buf.String())
 	}
 }
+
+func TestApplyPatchIsRecordedAsJSON(t *testing.T) {
+	attrs := Attributes{User: alice, Verb: "patch", ResourceRequest: true, APIVersion: "v1", Resource: "configmaps", Namespace: "default", Name: "cm"}
+	h, out := harness(t, policyAt(auditv1.LevelRequest), attrs, false, func(w http.ResponseWriter, r *http.Request) {
+		LogRequestPatch(r.Context(), []byte("apiVersion: v1\nkind: ConfigMap\ndata:\n  k: v\n"), "application/apply-patch+yaml")
+	})
+	serve(h)
+	var m map[string]any
+	if err := json.Unmarshal(out.all()[1].RequestObject.Raw, &m); err != nil || m["kind"] != "ConfigMap" {
+		t.Errorf("patch %s: %v", out.all()[1].RequestObject.Raw, err)
+	}
+}

@@ -17,7 +17,7 @@
 //
 //	// in the handlers, where bodies are decoded and answers written
 //	audit.LogRequestObject(ctx, obj, jsonEncoder)
-//	audit.LogRequestPatch(ctx, patch)
+//	audit.LogRequestPatch(ctx, patch, patchType)
 //	audit.LogResponseObject(ctx, obj, jsonEncoder)
 //
 // and anywhere on the request path, to explain a decision:

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
+	"sigs.k8s.io/yaml"
 )
 
 // record is one request's event, kept in the request's context from the
@@ -159,17 +161,31 @@ func LogRequestObject(ctx context.Context, obj runtime.Object, enc runtime.Encod
 	rec.mu.Unlock()
 }
 
-// LogRequestPatch records a patch body (JSON) at Request and above.
-func LogRequestPatch(ctx context.Context, patch []byte) {
+// LogRequestPatch records a patch body at Request and above. A YAML patch
+// (server-side apply) is recorded as JSON, as upstream transcodes it, so
+// that the event stays one JSON line; one that does not convert is left
+// out, as the request fails on it anyway.
+func LogRequestPatch(ctx context.Context, patch []byte, patchType string) {
 	rec := recordFrom(ctx)
 	if rec == nil {
 		return
 	}
 	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	if atLeast(rec.levelLocked(), auditv1.LevelRequest) {
-		rec.event.RequestObject = &runtime.Unknown{Raw: bytes.Clone(patch), ContentType: runtime.ContentTypeJSON}
+	level := rec.levelLocked()
+	rec.mu.Unlock()
+	if !atLeast(level, auditv1.LevelRequest) {
+		return
 	}
+	raw := bytes.Clone(patch)
+	if strings.Contains(patchType, "yaml") {
+		var err error
+		if raw, err = yaml.YAMLToJSON(patch); err != nil {
+			return
+		}
+	}
+	rec.mu.Lock()
+	rec.event.RequestObject = &runtime.Unknown{Raw: raw, ContentType: runtime.ContentTypeJSON}
+	rec.mu.Unlock()
 }
 
 // LogResponseObject records what the server answers: a Status's code,

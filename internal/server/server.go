@@ -28,6 +28,7 @@ import (
 
 	"github.com/orca-project/orca/internal/agent"
 	"github.com/orca-project/orca/internal/apiserver"
+	"github.com/orca-project/orca/internal/audit"
 	"github.com/orca-project/orca/internal/auth/pki"
 	"github.com/orca-project/orca/internal/registry/builtin"
 	"github.com/orca-project/orca/internal/storage"
@@ -70,6 +71,16 @@ type Options struct {
 	// DisableScheduler keeps the scheduler out of this process (run
 	// `orca scheduler` elsewhere instead).
 	DisableScheduler bool
+	// AuditPolicyFile is an audit.k8s.io/v1 Policy; without it nothing is
+	// audited, as upstream.
+	AuditPolicyFile string
+	// AuditLog is where audit events go, one JSON line each.
+	AuditLog audit.LogFile
+	// MaxRequestsInFlight and MaxMutatingRequestsInFlight cap the
+	// read-only and mutating requests the API server runs at once; 0
+	// leaves a kind unlimited (`orca server` defaults to upstream's 400
+	// and 200).
+	MaxRequestsInFlight, MaxMutatingRequestsInFlight int
 	// ServiceCIDR and ServiceNodePortRange are the ranges service
 	// cluster IPs and node ports come from; k3s's defaults when empty.
 	ServiceCIDR, ServiceNodePortRange string
@@ -208,6 +219,16 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 		return nil, fmt.Errorf("listen: %w", err)
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
+	auditor, closeAudit, err := newAuditor(opts, reg)
+	if err != nil {
+		ln.Close()
+		closeEtcd()
+		return nil, err
+	}
+	// From here on every exit, and the instance's end, closes the audit
+	// log with etcd.
+	onlyEtcd := closeEtcd
+	closeEtcd = func() { onlyEtcd(); closeAudit() }
 	alloc, err := serviceAllocator(ctx, store, opts)
 	if err != nil {
 		ln.Close()
@@ -231,6 +252,10 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 
 		ServiceAccountTokens: saTokens,
 		KubeletClientTLS:     kubeletTLS,
+
+		Auditor:                     auditor,
+		MaxRequestsInFlight:         opts.MaxRequestsInFlight,
+		MaxMutatingRequestsInFlight: opts.MaxMutatingRequestsInFlight,
 	})
 	if err != nil {
 		ln.Close()

@@ -1,0 +1,113 @@
+// Package inflight caps how many requests of each kind an API server runs
+// at once, as upstream's max-in-flight filter (--max-requests-inflight,
+// --max-mutating-requests-inflight), and keeps the high-water mark that
+// upstream's apiserver_current_inflight_requests reports. It knows nothing
+// of HTTP: the caller decides a request's kind and what to answer when no
+// slot is free.
+package inflight
+
+import "sync"
+
+// Kind is the class of requests a limit applies to.
+type Kind int
+
+const (
+	// ReadOnly requests are gets and lists.
+	ReadOnly Kind = iota
+	// Mutating requests are every other verb.
+	Mutating
+)
+
+// String returns the kind as upstream's request_kind label has it.
+func (k Kind) String() string {
+	if k == Mutating {
+		return "mutating"
+	}
+	return "readOnly"
+}
+
+// KindOf classifies a Kubernetes verb (or the lower-case method of a
+// request that is not for a resource) as upstream does: get, list and
+// watch read, anything else mutates.
+func KindOf(verb string) Kind {
+	switch verb {
+	case "get", "list", "watch":
+		return ReadOnly
+	}
+	return Mutating
+}
+
+// Limiter holds the slots of both kinds. A kind whose limit is 0 has no
+// slots and is never limited.
+type Limiter struct {
+	slots [2]chan struct{}
+
+	mu sync.Mutex
+	// high is the most requests in flight of each kind since the last
+	// TakeWatermarks.
+	high [2]int
+}
+
+// New returns a limiter with the given number of slots per kind; 0 turns
+// a kind's limit off.
+func New(readOnly, mutating int) *Limiter {
+	l := &Limiter{}
+	for k, n := range [2]int{readOnly, mutating} {
+		if n > 0 {
+			l.slots[k] = make(chan struct{}, n)
+		}
+	}
+	return l
+}
+
+// Limited reports whether requests of kind k are limited.
+func (l *Limiter) Limited(k Kind) bool { return l.slots[k] != nil }
+
+// Acquire takes a slot for a request of kind k without waiting, and
+// reports whether it got one; a caller that did must Release it. An
+// unlimited kind always gets one.
+func (l *Limiter) Acquire(k Kind) bool {
+	c := l.slots[k]
+	if c == nil {
+		return true
+	}
+	select {
+	case c <- struct{}{}:
+		l.observe(k, len(c))
+		return true
+	default:
+		return false
+	}
+}
+
+// Release frees the slot of a request of kind k.
+func (l *Limiter) Release(k Kind) {
+	c := l.slots[k]
+	if c == nil {
+		return
+	}
+	<-c
+	l.observe(k, len(c))
+}
+
+func (l *Limiter) observe(k Kind, n int) {
+	l.mu.Lock()
+	if n > l.high[k] {
+		l.high[k] = n
+	}
+	l.mu.Unlock()
+}
+
+// TakeWatermarks returns the most requests of each kind that were in
+// flight at once since the previous call. The next period starts from
+// the requests in flight now, not from zero as upstream's does, so that a
+// few slow requests holding their slots through a quiet second still show.
+func (l *Limiter) TakeWatermarks() (readOnly, mutating int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := l.high
+	for k, c := range l.slots {
+		l.high[k] = len(c)
+	}
+	return out[ReadOnly], out[Mutating]
+}
