@@ -50,6 +50,11 @@ type Options struct {
 	NodeName string
 	// Config reaches the API server with the node's credentials.
 	Config *rest.Config
+	// ProxyConfig is what the service proxy and the routes between nodes
+	// use: they read every Service, EndpointSlice and Node, which the
+	// Node authorizer refuses a node's own identity, so upstream runs
+	// kube-proxy as system:kube-proxy. Config when nil.
+	ProxyConfig *rest.Config
 	// NodeIP is the node's InternalIP; found from the default route when
 	// empty.
 	NodeIP      string
@@ -192,6 +197,12 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return fmt.Errorf("agent: client: %w", err)
 	}
+	proxyClient := client
+	if o.ProxyConfig != nil {
+		if proxyClient, err = kubernetes.NewForConfig(o.ProxyConfig); err != nil {
+			return fmt.Errorf("agent: service proxy client: %w", err)
+		}
+	}
 	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
 	defer broadcaster.Shutdown()
@@ -270,7 +281,7 @@ func Run(ctx context.Context, o Options) error {
 		return fmt.Errorf("agent: %w", err)
 	}
 	routesReady := make(chan struct{})
-	routes := &podroutes.Manager{Client: client, Node: o.NodeName, ClusterCIDR: o.ClusterCIDR, ServiceCIDR: o.ServiceCIDR, Log: log}
+	routes := &podroutes.Manager{Client: proxyClient, Node: o.NodeName, ClusterCIDR: o.ClusterCIDR, ServiceCIDR: o.ServiceCIDR, Log: log}
 	go func() {
 		if err := routes.Run(ctx, routesReady); err != nil && ctx.Err() == nil {
 			log.Error("pod routes", "err", err)
@@ -284,7 +295,7 @@ func Run(ctx context.Context, o Options) error {
 	// The service proxy, once service addresses route somewhere to be
 	// rewritten.
 	go func() {
-		err := proxy.Run(ctx, proxy.Options{Client: client, NodeName: o.NodeName, ClusterCIDR: o.ClusterCIDR, ServiceCIDR: o.ServiceCIDR, Metrics: reg, Log: log})
+		err := proxy.Run(ctx, proxy.Options{Client: proxyClient, NodeName: o.NodeName, ClusterCIDR: o.ClusterCIDR, ServiceCIDR: o.ServiceCIDR, Metrics: reg, Log: log})
 		if err != nil && ctx.Err() == nil {
 			log.Error("service proxy", "err", err)
 		}

@@ -8,28 +8,43 @@ import (
 	"github.com/orca-project/orca/internal/admission/defaulttolerationseconds"
 	"github.com/orca-project/orca/internal/admission/limitranger"
 	"github.com/orca-project/orca/internal/admission/namespacelifecycle"
+	"github.com/orca-project/orca/internal/admission/noderestriction"
 	"github.com/orca-project/orca/internal/admission/priority"
 	"github.com/orca-project/orca/internal/admission/resourcequota"
 	"github.com/orca-project/orca/internal/admission/serviceaccount"
+	"github.com/orca-project/orca/internal/auth/rbac"
 )
 
 // admissionPlugins keeps the server's storage for start-up work that
 // goes through it (the built-in priority classes).
-type admissionPlugins struct{ objects admission.Objects }
+type admissionPlugins struct {
+	objects admission.Objects
+	// authz, when it enforces RBAC, also checks role and binding writes
+	// for escalation.
+	authz *authz
+}
 
 // chain builds the admission chain in upstream's order: namespace
 // lifecycle first so nothing else works for a dying namespace, quota last
 // so that only requests every other plugin accepted are charged.
 func (p *admissionPlugins) chain(objects admission.Objects) admission.Chain {
 	p.objects = objects
-	return admission.Chain{
+	chain := admission.Chain{
 		namespacelifecycle.New(objects),
 		limitranger.New(objects),
 		serviceaccount.New(objects),
+		noderestriction.New(),
+	}
+	if p.authz != nil && p.authz.enforcesRBAC() {
+		// Upstream checks escalation in the RBAC registry; here it is a
+		// validating step with the same knowledge of object and user.
+		chain = append(chain, rbac.NewEscalationCheck(p.authz.rbac, p.authz.chain))
+	}
+	return append(chain,
 		priority.New(objects),
 		defaulttolerationseconds.New(),
 		resourcequota.New(objects),
-	}
+	)
 }
 
 // bootstrap creates what the plugins rely on; it is idempotent and runs

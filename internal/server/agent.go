@@ -52,6 +52,9 @@ func agentOptions(opts Options, tlsDir string, ca *pki.Pair, port int) (agent.Op
 		return a, err
 	}
 	a.Config = cfg
+	if a.ProxyConfig, err = loopbackConfig(opts, tlsDir, ca, port, "kube-proxy", "system:kube-proxy", nil, "orca-proxy", 20, 40); err != nil {
+		return a, err
+	}
 	ips := []net.IP{net.IPv4(127, 0, 0, 1)}
 	if ip := net.ParseIP(a.NodeIP); ip != nil {
 		ips = append(ips, ip)

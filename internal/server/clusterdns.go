@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/orca-project/orca/internal/auth/bootstrappolicy"
 	"github.com/orca-project/orca/internal/auth/pki"
 	"github.com/orca-project/orca/internal/dns"
 )
@@ -34,11 +35,6 @@ const kubeDNSName = "kube-dns"
 // endpoints are put back, should someone have edited them.
 const kubeDNSReconcileInterval = 30 * time.Second
 
-// DNSUser is the identity the cluster DNS server reads services,
-// endpoint slices, pods and namespaces as; the bootstrap policy grants it
-// what CoreDNS's system:coredns role grants.
-const DNSUser = "system:orca:dns"
-
 // ClusterDNSIP is the kube-dns Service's address: the tenth of the service
 // range (10.43.0.10 by default), as k3s has it.
 func ClusterDNSIP(serviceCIDR string) (string, error) {
@@ -55,7 +51,7 @@ func clusterDNS(opts Options, tlsDir string, ca *pki.Pair, port int, reg prometh
 	if opts.ClusterDNSPort < 0 {
 		return nil, nil, nil
 	}
-	cfg, err := loopbackConfig(opts, tlsDir, ca, port, "cluster-dns", DNSUser, nil, "orca-dns", 20, 40)
+	cfg, err := loopbackConfig(opts, tlsDir, ca, port, "cluster-dns", bootstrappolicy.DNSUser, nil, "orca-dns", 20, 40)
 	if err != nil {
 		return nil, nil, err
 	}

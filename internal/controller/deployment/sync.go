@@ -358,17 +358,13 @@ func setDeploymentRevision(d *appsv1.Deployment, revision string) bool {
 }
 
 // persist writes the Deployment's revision annotation and its status.
-// Upstream writes both through /status; this API server, like upstream's
-// generic status strategy, keeps metadata from status writes, so the
-// annotation goes through a metadata patch (which leaves the generation
-// alone) first. d is updated to what the server returned.
+// The annotation goes through an update of the object (which leaves the
+// generation alone: the spec is unchanged), the one write besides /status
+// that upstream's deployment-controller role allows. d is updated to what
+// the server returned.
 func (c *Controller) persist(ctx context.Context, d *appsv1.Deployment, revision, status bool) error {
 	if revision {
-		patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{
-			"annotations":     map[string]string{RevisionAnnotation: d.Annotations[RevisionAnnotation]},
-			"resourceVersion": d.ResourceVersion,
-		}})
-		out, err := c.client.AppsV1().Deployments(d.Namespace).Patch(ctx, d.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+		out, err := c.client.AppsV1().Deployments(d.Namespace).Update(ctx, d, metav1.UpdateOptions{})
 		if err != nil {
 			return fmt.Errorf("set revision of deployment %s/%s: %w", d.Namespace, d.Name, err)
 		}
