@@ -334,3 +334,40 @@ func TestPodGeneration(t *testing.T) {
 	}
 	_, _ = client.AppsV1().Deployments(ns).Patch(ctx, cm.Name, types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
 }
+
+// TestPodServiceAccountAlias: a pod naming its service account only by the
+// deprecated serviceAccount field runs as that account, and both fields
+// read back alike, in pods and in templates; kubectl's server-side dry run
+// shows the same.
+func TestPodServiceAccountAlias(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t, client, "saalias")
+	if _, err := client.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "legacy"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pod, err := client.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "p"},
+		Spec: corev1.PodSpec{DeprecatedServiceAccount: "legacy",
+			Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pod.Spec.ServiceAccountName != "legacy" || pod.Spec.DeprecatedServiceAccount != "legacy" {
+		t.Errorf("pod: serviceAccountName %q serviceAccount %q", pod.Spec.ServiceAccountName, pod.Spec.DeprecatedServiceAccount)
+	}
+	out := mustKubectl(t, `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: d}
+spec:
+  selector: {matchLabels: {app: d}}
+  template:
+    metadata: {labels: {app: d}}
+    spec:
+      serviceAccountName: legacy
+      containers: [{name: c, image: busybox}]
+`, "apply", "-n", ns, "--dry-run=server", "-o", "jsonpath={.spec.template.spec.serviceAccount}", "-f", "-")
+	if out != "legacy" {
+		t.Errorf("deployment template serviceAccount %q, want legacy", out)
+	}
+}

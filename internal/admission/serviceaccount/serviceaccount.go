@@ -79,6 +79,9 @@ func (p *Plugin) Admit(ctx context.Context, a *admission.Attributes) error {
 	}
 	if pod.Spec.ServiceAccountName == "" {
 		pod.Spec.ServiceAccountName = DefaultName
+		// The deprecated alias always reads as the name, as upstream's
+		// conversion writes it.
+		pod.Spec.DeprecatedServiceAccount = DefaultName
 	}
 	sa, err := p.serviceAccount(ctx, a.Namespace, pod.Spec.ServiceAccountName)
 	if err != nil {

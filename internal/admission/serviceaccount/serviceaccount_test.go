@@ -75,6 +75,9 @@ func TestAdmit(t *testing.T) {
 			if tc.pod.Spec.ServiceAccountName != tc.wantSA {
 				t.Fatalf("serviceAccountName %q, want %q", tc.pod.Spec.ServiceAccountName, tc.wantSA)
 			}
+			if tc.wantSA == DefaultName && tc.pod.Spec.DeprecatedServiceAccount != DefaultName {
+				t.Fatalf("defaulted account without its deprecated alias: serviceAccount %q", tc.pod.Spec.DeprecatedServiceAccount)
+			}
 			checkMount(t, tc.pod, tc.wantMount)
 			if err := p.Validate(context.Background(), a); err != nil {
 				t.Fatalf("validate: %v", err)

@@ -160,8 +160,9 @@ func podQOSClass(spec *corev1.PodSpec) corev1.PodQOSClass {
 
 // defaultPod applies the pod spec defaults plus those upstream reserves for
 // real Pods: requests default to limits (so a pod with only limits is
-// Guaranteed), service links are on, and under hostNetwork every container
-// port is also a host port.
+// Guaranteed), service links are on, under hostNetwork every container
+// port is also a host port, and the status's singular IPs agree with their
+// lists.
 func defaultPod(pod *corev1.Pod) {
 	spec := &pod.Spec
 	for _, cs := range [][]corev1.Container{spec.Containers, spec.InitContainers} {
@@ -182,6 +183,23 @@ func defaultPod(pod *corev1.Pod) {
 	}
 	if spec.EnableServiceLinks == nil {
 		spec.EnableServiceLinks = ptrTo(corev1.DefaultEnableServiceLinks)
+	}
+	// podIP and hostIP are the first entries of podIPs and hostIPs. A
+	// writer that sets only the singular field, or one that disagrees with
+	// the list, is taken at its word, as upstream's conversion does for
+	// older kubelets.
+	st := &pod.Status
+	if st.PodIP != "" && (len(st.PodIPs) == 0 || st.PodIPs[0].IP != st.PodIP) {
+		st.PodIPs = []corev1.PodIP{{IP: st.PodIP}}
+	}
+	if len(st.PodIPs) > 0 {
+		st.PodIP = st.PodIPs[0].IP
+	}
+	if st.HostIP != "" && (len(st.HostIPs) == 0 || st.HostIPs[0].IP != st.HostIP) {
+		st.HostIPs = []corev1.HostIP{{IP: st.HostIP}}
+	}
+	if len(st.HostIPs) > 0 {
+		st.HostIP = st.HostIPs[0].IP
 	}
 	if spec.HostNetwork {
 		for _, cs := range [][]corev1.Container{spec.Containers, spec.InitContainers} {
@@ -298,6 +316,9 @@ func validatePodUpdate(pod, old *corev1.Pod) field.ErrorList {
 		munged.InitContainers[i].Image = old.Spec.InitContainers[i].Image
 	}
 	munged.ActiveDeadlineSeconds = old.Spec.ActiveDeadlineSeconds
+	// The alias only mirrors serviceAccountName (compared above); pods
+	// stored before it was filled in may lack it.
+	munged.DeprecatedServiceAccount = old.Spec.DeprecatedServiceAccount
 	munged.SchedulingGates = old.Spec.SchedulingGates
 	munged.Tolerations = old.Spec.Tolerations
 	if old.Spec.TerminationGracePeriodSeconds != nil && *old.Spec.TerminationGracePeriodSeconds < 0 &&

@@ -261,6 +261,8 @@ func TestValidatePodUpdate(t *testing.T) {
 		want   []string
 	}{
 		{"no change", func(*corev1.Pod) {}, nil},
+		{"change serviceAccountName", func(p *corev1.Pod) { p.Spec.ServiceAccountName = "other" },
+			[]string{"spec: Forbidden"}},
 		{"image", func(p *corev1.Pod) { p.Spec.Containers[0].Image = "nginx:1.26" }, nil},
 		{"lower activeDeadlineSeconds", func(p *corev1.Pod) { p.Spec.ActiveDeadlineSeconds = ptrTo(int64(50)) }, nil},
 		{"raise activeDeadlineSeconds", func(p *corev1.Pod) { p.Spec.ActiveDeadlineSeconds = ptrTo(int64(200)) },
@@ -289,6 +291,17 @@ func TestValidatePodUpdate(t *testing.T) {
 			tc.mutate(pod)
 			expectErrs(t, runUpdate(Pods, pod, old), tc.want...)
 		})
+	}
+
+	// A pod stored before its serviceAccount alias was filled in may
+	// still be updated: the alias only mirrors the name.
+	legacy := stored()
+	legacy.Spec.ServiceAccountName, legacy.Spec.DeprecatedServiceAccount = "builder", ""
+	next := legacy.DeepCopy()
+	next.Spec.Containers[0].Image = "nginx:1.26"
+	expectErrs(t, runUpdate(Pods, next, legacy))
+	if next.Spec.DeprecatedServiceAccount != "builder" {
+		t.Errorf("alias not filled in on update: %q", next.Spec.DeprecatedServiceAccount)
 	}
 
 	old := stored()

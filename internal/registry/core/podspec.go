@@ -28,6 +28,14 @@ import (
 // hostNetwork) are not applied here, as upstream keeps them out of
 // templates.
 func DefaultPodSpec(spec *corev1.PodSpec) {
+	// serviceAccount is the deprecated alias of serviceAccountName: upstream
+	// reads it only when the name is empty and always writes it back equal
+	// to the name (its conversion through the internal type, which has no
+	// alias).
+	if spec.ServiceAccountName == "" {
+		spec.ServiceAccountName = spec.DeprecatedServiceAccount
+	}
+	spec.DeprecatedServiceAccount = spec.ServiceAccountName
 	if spec.DNSPolicy == "" {
 		spec.DNSPolicy = corev1.DNSClusterFirst
 	}
