@@ -33,9 +33,15 @@ type resource struct {
 
 func newResource(r *registry.Resource, st *storage.Store) *resource {
 	stored := r
-	if r.StoredAs != nil {
+	switch {
+	case r.StoredAs != nil:
 		stored = r.StoredAs.Resource
 		st = st.WithCodec(st.Codec().Converting(r.StoredAs.ToStored, r.StoredAs.FromStored))
+	case r.OnRead != nil:
+		st = st.WithCodec(st.Codec().Converting(nil, func(obj runtime.Object) runtime.Object {
+			r.OnRead(obj)
+			return obj
+		}))
 	}
 	p := "/registry/"
 	if stored.Group != "" {

@@ -85,6 +85,13 @@ type Resource struct {
 	// 406). The server checks no metadata: Validate does it all.
 	CreateOnly bool
 
+	// OnRead, when set, completes every object read back from storage
+	// with what its stored form cannot hold: the protobuf encoding keeps
+	// no apiVersion and kind for objects embedded in others, which some
+	// kinds always show. Default should set the same, for the objects a
+	// write returns.
+	OnRead func(obj runtime.Object)
+
 	// StoredAs, when set, keeps this resource's objects under another
 	// resource's etcd keys and in that resource's form, so both serve the
 	// same objects (events.k8s.io Events are the core Events, as upstream

@@ -44,9 +44,11 @@ func NewCodec() *Codec {
 
 // Converting returns a codec that keeps objects in etcd in another form:
 // toStored converts an object before it is encoded, fromStored after it is
-// decoded. Both must return new objects carrying their kind. A resource
-// served from another's keys (events.k8s.io Events, stored as core
-// Events) reads and writes through one.
+// decoded; either may be nil. toStored must leave its input alone and
+// return an object carrying its kind; fromStored gets a freshly decoded
+// object, which it may change and return. A resource served from another's
+// keys (events.k8s.io Events, stored as core Events) reads and writes
+// through one, and so does one that completes what it reads back.
 func (c *Codec) Converting(toStored, fromStored func(runtime.Object) runtime.Object) *Codec {
 	return &Codec{ser: c.ser, toStored: toStored, fromStored: fromStored}
 }

@@ -36,6 +36,18 @@ var Statefulsets = &registry.Resource{
 	ValidateUpdate: registry.TypedValidateUpdate(validateStatefulSetUpdate),
 	Table:          statefulsetTable,
 	Fields:         statefulsetFields,
+	OnRead:         registry.Typed(setClaimTemplateKinds),
+}
+
+// setClaimTemplateKinds gives each volume claim template the apiVersion
+// and kind upstream always shows them with (its conversion sets them, as
+// releases before 1.17 did; see kubernetes#87583). Clients that diff what
+// they applied against what they read expect them.
+func setClaimTemplateKinds(obj *appsv1.StatefulSet) {
+	for i := range obj.Spec.VolumeClaimTemplates {
+		obj.Spec.VolumeClaimTemplates[i].APIVersion = "v1"
+		obj.Spec.VolumeClaimTemplates[i].Kind = "PersistentVolumeClaim"
+	}
 }
 
 func defaultStatefulSet(obj *appsv1.StatefulSet) {
@@ -84,6 +96,7 @@ func defaultStatefulSet(obj *appsv1.StatefulSet) {
 			claim.Status.Phase = corev1.ClaimPending
 		}
 	}
+	setClaimTemplateKinds(obj)
 }
 
 func validateStatefulSet(obj *appsv1.StatefulSet) field.ErrorList {

@@ -113,6 +113,17 @@ func TestDefaultStatefulSetClaimTemplates(t *testing.T) {
 	if got := obj.Spec.VolumeClaimTemplates[1].Status.Phase; got != corev1.ClaimBound {
 		t.Errorf("explicit phase overwritten: %q", got)
 	}
+	// Upstream always shows the templates with their kind, written or read.
+	for i, c := range obj.Spec.VolumeClaimTemplates {
+		if c.APIVersion != "v1" || c.Kind != "PersistentVolumeClaim" {
+			t.Errorf("template %d: apiVersion %q kind %q", i, c.APIVersion, c.Kind)
+		}
+	}
+	read := &appsv1.StatefulSet{Spec: appsv1.StatefulSetSpec{VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{}}}}
+	Statefulsets.OnRead(read)
+	if c := read.Spec.VolumeClaimTemplates[0]; c.APIVersion != "v1" || c.Kind != "PersistentVolumeClaim" {
+		t.Errorf("read back: apiVersion %q kind %q", c.APIVersion, c.Kind)
+	}
 }
 
 func validStatefulSet() *appsv1.StatefulSet {
