@@ -23,6 +23,7 @@ out_dir="${1:-internal/apiserver/openapi}"
 packages=(
   k8s.io/api/core/v1
   k8s.io/api/apps/v1
+  k8s.io/api/authentication/v1
   k8s.io/api/authorization/v1
   k8s.io/api/autoscaling/v1
   k8s.io/api/batch/v1
