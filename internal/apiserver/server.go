@@ -54,6 +54,10 @@ type Config struct {
 	Admission func(admission.Objects) admission.Chain
 	// Extra mounts further handlers (OpenAPI) behind authentication.
 	Extra map[string]http.Handler
+	// Transformers, when set, give each resource's stored values their
+	// transformer (encryption at rest), chosen by the resource the values
+	// are stored as.
+	Transformers value.ResourceTransformers
 	// MaxBodyBytes caps request bodies; 3 MiB as upstream when zero.
 	MaxBodyBytes int64
 	// CompactInterval is how often old etcd history is compacted; 5
@@ -128,6 +132,9 @@ func New(cfg Config) (*Server, error) {
 	s.podTransport = newPodTransport()
 	for _, rr := range cfg.Resources {
 		r := newResource(rr, cfg.Store)
+		if cfg.Transformers != nil {
+			r.store = r.store.WithTransformer(cfg.Transformers.TransformerForResource(r.storedGroupResource()))
+		}
 		gvr := rr.GroupVersionResource()
 		if _, dup := s.resources[gvr]; dup {
 			return nil, fmt.Errorf("resource %s registered twice", gvr)
@@ -140,6 +147,7 @@ func New(cfg Config) (*Server, error) {
 		r.cache = cache.New(cache.Config{
 			Client:      cfg.Store.Client(),
 			Codec:       r.store.Codec(),
+			Transformer: r.store.Transformer(),
 			Prefix:      r.prefix,
 			Name:        r.typ(),
 			New:         rr.New,

@@ -33,6 +33,7 @@ import (
 	"github.com/orca-project/orca/internal/registry/builtin"
 	"github.com/orca-project/orca/internal/storage"
 	"github.com/orca-project/orca/internal/storage/embedded"
+	"github.com/orca-project/orca/internal/storage/encryption"
 	"github.com/orca-project/orca/internal/version"
 )
 
@@ -104,6 +105,11 @@ type Options struct {
 	LoadBalancerPool string
 	// CompactInterval overrides the history compaction period.
 	CompactInterval time.Duration
+	// EncryptionProviderConfig is an upstream EncryptionConfiguration file
+	// for encryption at rest. When empty the server generates its own at
+	// first start (DATA_DIR/tls/encryption-config.yaml): Secrets under an
+	// aescbc key it can rotate.
+	EncryptionProviderConfig string
 
 	Log *slog.Logger
 	// Out receives the few progress lines a person reads at start-up.
@@ -182,6 +188,11 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 	if err != nil {
 		return nil, err
 	}
+	enc, err := loadEncryption(opts, tlsDir)
+	if err != nil {
+		return nil, err
+	}
+	say("encryption at rest configured by %s", enc.source)
 
 	var client *clientv3.Client
 	closeEtcd := func() {}
@@ -207,6 +218,16 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 		closeEtcd()
 		return nil, err
 	}
+	var api *apiserver.Server
+	encManager := encryption.NewManager(encryption.ManagerConfig{
+		Client:       client,
+		Transformers: enc.transformers,
+		Config:       enc.cfg,
+		Path:         enc.path,
+		Resources:    storedResources(&api),
+		Log:          opts.Log,
+	})
+	extra[encryption.PathPrefix] = encryptionHandler(encManager)
 	reg := prometheus.NewRegistry()
 	roots := x509.NewCertPool()
 	roots.AddCert(ca.Cert)
@@ -236,7 +257,7 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 		return nil, err
 	}
 	plugins := &admissionPlugins{}
-	api, err := apiserver.New(apiserver.Config{
+	api, err = apiserver.New(apiserver.Config{
 		Admission:       plugins.chain,
 		Store:           store,
 		Resources:       builtin.Resources(),
@@ -246,6 +267,7 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 		Authenticator:   apiserver.ClientCertAuthenticator{},
 		Extra:           extra,
 		CompactInterval: opts.CompactInterval,
+		Transformers:    enc.transformers,
 
 		Allocator:         alloc,
 		KubernetesService: kubernetesService(alloc, opts, port),
