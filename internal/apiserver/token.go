@@ -3,6 +3,7 @@ package apiserver
 import (
 	"context"
 	"crypto/ecdsa"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/orca-project/orca/internal/audit"
+	authnode "github.com/orca-project/orca/internal/auth/node"
 	"github.com/orca-project/orca/internal/auth/serviceaccount"
 )
 
@@ -152,6 +154,9 @@ func (s *Server) issueToken(ctx context.Context, saRes *resource, ns, name strin
 	if err != nil {
 		return nil, err
 	}
+	if err := s.nodeMayRequestToken(ctx, ns, name, req); err != nil {
+		return nil, err
+	}
 	sa := saObj.(*corev1.ServiceAccount)
 	out := req.DeepCopy()
 	if len(out.Spec.Audiences) == 0 {
@@ -250,4 +255,28 @@ func (s *Server) bindToken(ctx context.Context, ns, saName string, ref *authenti
 // (an object created a moment ago may not be cached yet).
 func (s *Server) getCore(ctx context.Context, resource, ns, name string) (runtime.Object, error) {
 	return objects{s}.Get(ctx, corev1.SchemeGroupVersion.WithResource(resource), ns, name)
+}
+
+// nodeMayRequestToken is NodeRestriction's rule for token requests: a
+// node's identity gets tokens only bound to a pod that runs on it, so
+// that a node cannot mint lasting credentials for accounts its pods use.
+func (s *Server) nodeMayRequestToken(ctx context.Context, ns, name string, req *authenticationv1.TokenRequest) error {
+	u, _ := UserFrom(ctx)
+	node, isNode := authnode.Identity(u.Info())
+	if !isNode {
+		return nil
+	}
+	gr := corev1.Resource("serviceaccounts")
+	ref := req.Spec.BoundObjectRef
+	if ref == nil || ref.Kind != "Pod" {
+		return apierrors.NewForbidden(gr, name, errors.New("node requested token not bound to a pod"))
+	}
+	obj, err := s.getCore(ctx, "pods", ns, ref.Name)
+	if err != nil {
+		return apierrors.NewForbidden(gr, name, fmt.Errorf("node requested token bound to a pod that could not be read: %v", err))
+	}
+	if pod := obj.(*corev1.Pod); pod.Spec.NodeName != node {
+		return apierrors.NewForbidden(gr, name, errors.New("node requested token bound to a pod scheduled on a different node"))
+	}
+	return nil
 }
