@@ -71,6 +71,8 @@ func newServerCommand() *cobra.Command {
 	f.IntVar(&opts.ClusterDNSPort, "cluster-dns-port", server.DefaultClusterDNSPort, "port (UDP and TCP, on --bind-address) of the cluster DNS server behind the kube-dns service; -1 turns it off")
 	f.StringSliceVar(&opts.DNSUpstreams, "dns-upstream", nil, "resolvers (host[:port]) that names outside the cluster domain are forwarded to; without any they get SERVFAIL")
 	f.StringVar(&opts.LoadBalancerPool, "loadbalancer-pool", "", "addresses for LoadBalancer services, one each (CIDR or FIRST-LAST); the Ready nodes' InternalIPs when empty")
+	f.StringSliceVar(&opts.AuthorizationModes, "authorization-mode", server.DefaultAuthorizationModes, "ordered authorizers: AlwaysAllow, AlwaysDeny, Node, RBAC (members of system:masters are always allowed)")
+	f.BoolVar(&opts.AnonymousAuth, "anonymous-auth", true, "serve requests without credentials as system:anonymous (authorization then allows only health and version)")
 	f.StringVar(&opts.EncryptionProviderConfig, "encryption-provider-config", "", "upstream EncryptionConfiguration file (apiserver.config.k8s.io/v1) for encryption at rest; without it the server encrypts Secrets with a key it generates (DATA_DIR/tls/encryption-config.yaml)")
 	f.BoolVar(&disableAgent, "disable-agent", false, "do not run a node agent in this process")
 	node.register(f, false)

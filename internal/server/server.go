@@ -103,6 +103,15 @@ type Options struct {
 	// LoadBalancerPool (CIDR or FIRST-LAST) gives each LoadBalancer
 	// Service an address of its own; empty uses the Ready nodes' InternalIPs.
 	LoadBalancerPool string
+	// AuthorizationModes are upstream's --authorization-mode values
+	// (AlwaysAllow, AlwaysDeny, Node, RBAC), asked in order after
+	// system:masters; DefaultAuthorizationModes when empty.
+	AuthorizationModes []string
+	// AnonymousAuth lets requests without credentials in as
+	// system:anonymous, as upstream's --anonymous-auth (on by default in
+	// `orca server`); authorization then allows them only the public
+	// paths. Off, they get 401.
+	AnonymousAuth bool
 	// CompactInterval overrides the history compaction period.
 	CompactInterval time.Duration
 	// EncryptionProviderConfig is an upstream EncryptionConfiguration file
@@ -256,7 +265,13 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 		closeEtcd()
 		return nil, err
 	}
-	plugins := &admissionPlugins{}
+	z, err := newAuthz(opts.AuthorizationModes)
+	if err != nil {
+		ln.Close()
+		closeEtcd()
+		return nil, err
+	}
+	plugins := &admissionPlugins{authz: z}
 	api, err = apiserver.New(apiserver.Config{
 		Admission:       plugins.chain,
 		Store:           store,
@@ -265,6 +280,9 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 		Log:             opts.Log,
 		Metrics:         reg,
 		Authenticator:   apiserver.ClientCertAuthenticator{},
+		Authorizer:      z.chain,
+		RuleResolver:    z.rbac,
+		Anonymous:       opts.AnonymousAuth,
 		Extra:           extra,
 		CompactInterval: opts.CompactInterval,
 		Transformers:    enc.transformers,
@@ -284,6 +302,9 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 		closeEtcd()
 		return nil, err
 	}
+	// The authorizers read the API server's caches; nothing is served
+	// before this point.
+	z.api = api
 
 	url := "https://" + net.JoinHostPort(kubeconfigHost(opts.BindAddress), strconv.Itoa(port))
 	kubeconfig := filepath.Join(opts.DataDir, "kubeconfig")
@@ -339,6 +360,13 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 		}
 	}
 	if err := plugins.bootstrap(ctx); err != nil {
+		cancel()
+		_ = inst.Wait()
+		return nil, err
+	}
+	// Components started below act under their own identities, which the
+	// bootstrap roles authorize.
+	if err := reconcilePolicy(ctx, opts, tlsDir, ca, port); err != nil {
 		cancel()
 		_ = inst.Wait()
 		return nil, err

@@ -57,7 +57,10 @@ func run(m *testing.M) int {
 	ctx := context.Background()
 	inst, err = server.Start(ctx, server.Options{
 		DataDir: dir + "/server", BindAddress: "127.0.0.1", Port: 0,
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		// As `orca server` runs: requests without credentials are
+		// system:anonymous, and RBAC decides.
+		AnonymousAuth: true,
+		Log:           slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start server:", err)

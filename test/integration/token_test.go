@@ -14,6 +14,7 @@ import (
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -82,6 +83,10 @@ func TestTokenFromKubectlCreateToken(t *testing.T) {
 	}
 
 	kubeconfig := tokenKubeconfig(t)
+	bindRole(t, "default", "default-sa-view", "ClusterRole", "view", rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: "default", Namespace: "default"})
+	t.Cleanup(func() {
+		_ = client.RbacV1().RoleBindings("default").Delete(context.Background(), "default-sa-view", metav1.DeleteOptions{})
+	})
 	out := mustKubectl(t, "", "--kubeconfig", kubeconfig, "--token", tok, "get", "pods", "-n", "default")
 	if strings.Contains(out, "Unauthorized") {
 		t.Errorf("get pods with the token: %s", out)
@@ -161,6 +166,7 @@ func TestTokenRequestErrorsAndPodBinding(t *testing.T) {
 	if tr.Status.Token == "" || time.Until(tr.Status.ExpirationTimestamp.Time) > 601*time.Second || time.Until(tr.Status.ExpirationTimestamp.Time) < 500*time.Second {
 		t.Errorf("bound token status = %+v", tr.Status)
 	}
+	bindRole(t, ns, "default-view", "ClusterRole", "view", rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: "default", Namespace: ns})
 	podClient := tokenClient(t, tr.Status.Token)
 	if _, err := podClient.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{}); err != nil {
 		t.Fatalf("bound token while its pod exists: %v", err)
