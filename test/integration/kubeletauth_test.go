@@ -112,7 +112,9 @@ func TestKubeletAuth(t *testing.T) {
 			}, metav1.CreateOptions{})
 			return err
 		})
-		t.Cleanup(func() { _ = client.RbacV1().ClusterRoleBindings().Delete(context.Background(), name, metav1.DeleteOptions{}) })
+		t.Cleanup(func() {
+			_ = client.RbacV1().ClusterRoleBindings().Delete(context.Background(), name, metav1.DeleteOptions{})
+		})
 	}
 	bind("kubelet-auth-admin", "system:kubelet-api-admin", "admin")
 	mustCreate(t, func() error {
