@@ -34,6 +34,7 @@ func (a *agentFlags) register(f *pflag.FlagSet, standalone bool) {
 	f.StringSliceVar(&a.labels, "node-label", nil, "label for this node, key=value (repeatable)")
 	f.StringSliceVar(&a.taints, "node-taint", nil, "taint for this node, key=value:Effect (repeatable)")
 	f.IntVar(&a.opts.KubeletPort, "kubelet-port", 10250, "port of the kubelet's HTTPS server (logs, exec, port-forward)")
+	f.IntVar(&a.opts.HealthzPort, "healthz-port", 10248, "port of the kubelet's /healthz on 127.0.0.1, plain HTTP without credentials (0 turns it off)")
 	f.StringVar(&a.opts.ContainerRuntimeEndpoint, "container-runtime-endpoint", "", "socket of a running CRI runtime; the agent runs its own containerd when empty")
 	f.StringVar(&a.opts.PodCIDR, "pod-cidr", "", "this node's pod address range (assigned by the cluster when empty)")
 	if standalone {

@@ -30,6 +30,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/orca-project/orca/internal/agent/podroutes"
+	"github.com/orca-project/orca/internal/auth/delegating"
 	"github.com/orca-project/orca/internal/auth/pki"
 	"github.com/orca-project/orca/internal/imagebuild"
 	"github.com/orca-project/orca/internal/images"
@@ -61,6 +62,10 @@ type Options struct {
 	Labels      map[string]string
 	Taints      []v1.Taint
 	KubeletPort int
+	// HealthzPort serves /healthz on 127.0.0.1 over plain HTTP without
+	// credentials, as upstream's --healthz-port, for supervisors on the
+	// node; 0 serves none.
+	HealthzPort int
 	// BindAddress is where the kubelet's HTTPS server listens.
 	BindAddress string
 	// ContainerRuntimeEndpoint names a running CRI socket; empty starts
@@ -249,18 +254,29 @@ func Run(ctx context.Context, o Options) error {
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("ok")) })
 	mux.Handle("/", kubeletserver.New(kubelet.Streaming{K: k}, log))
+	// Every path, as upstream's kubelet with webhook authentication and
+	// authorization: the node's own identity asks the API server about
+	// tokens and rights.
+	handler := kubeletserver.WithAuth(mux, kubeletserver.Auth{
+		Authenticator: delegating.NewAuthenticator(client.AuthenticationV1().TokenReviews()),
+		Authorizer:    delegating.NewAuthorizer(client.AuthorizationV1().SubjectAccessReviews()),
+		NodeName:      o.NodeName, Log: log,
+	})
 	addr := net.JoinHostPort(o.BindAddress, strconv.Itoa(o.KubeletPort))
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("agent: kubelet server: %w", err)
 	}
-	srv := &http.Server{Handler: mux, TLSConfig: kubeletserver.TLSConfig(ca, *cert), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: handler, TLSConfig: kubeletserver.TLSConfig(ca, *cert), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := srv.ServeTLS(ln, "", ""); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("kubelet server", "err", err)
 		}
 	}()
 	defer srv.Close()
+	if o.HealthzPort > 0 {
+		go serveHealthz(ctx, net.JoinHostPort("127.0.0.1", strconv.Itoa(o.HealthzPort)), log)
+	}
 
 	go func() {
 		if err := reporter.Run(ctx); err != nil && ctx.Err() == nil {
@@ -305,6 +321,32 @@ func Run(ctx context.Context, o Options) error {
 		o.Ready()
 	}
 	return k.Run(ctx)
+}
+
+// serveHealthz serves the node-local health endpoint until ctx ends. A
+// port in use is not fatal: as upstream's kubelet, the agent logs it and
+// tries again.
+func serveHealthz(ctx context.Context, addr string, log *slog.Logger) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
+	for {
+		ln, err := net.Listen("tcp", addr)
+		if err == nil {
+			srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+			stop := context.AfterFunc(ctx, func() { _ = srv.Close() })
+			err = srv.Serve(ln)
+			stop()
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		log.Error("kubelet healthz server", "addr", addr, "err", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(5 * time.Second):
+		}
+	}
 }
 
 func nodeLabels(o Options) map[string]string {

@@ -7,16 +7,21 @@ import (
 	"net"
 	"path/filepath"
 
+	"github.com/orca-project/orca/internal/auth/bootstrappolicy"
 	"github.com/orca-project/orca/internal/auth/pki"
 )
 
 // kubeletClientTLS issues the API server's client certificate for the
-// kubelets' streaming servers (logs, exec, attach, port-forward), named as
-// upstream's kubeadm names it. Kubelet serving certificates are not
-// verified, as upstream's API server does by default.
+// kubelets' servers (logs, exec, attach, port-forward), named as upstream's
+// kubeadm names it. Kubelets authorize it through the bootstrap binding of
+// system:kubelet-api-admin; it has no group, so that the same certificate
+// presented to the API server is no admin there (a certificate issued with
+// system:masters before is replaced at start, as its subject differs).
+// Kubelet serving certificates are not verified, as upstream's API server
+// does by default.
 func kubeletClientTLS(tlsDir string, ca *pki.Pair) (*tls.Config, error) {
 	p, err := pki.LoadOrIssue(tlsDir, "apiserver-kubelet-client", ca, pki.LeafSpec{
-		CommonName: "kube-apiserver-kubelet-client", Organizations: []string{"system:masters"},
+		CommonName: bootstrappolicy.KubeletAPIClient,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("kubelet client certificate: %w", err)

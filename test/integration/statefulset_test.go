@@ -515,8 +515,8 @@ func TestStatefulSetRecreatesFailedPod(t *testing.T) {
 }
 
 // setPodReady flips a pod's Ready condition, as a failing or recovering
-// readiness probe would.
-func setPodReady(t *testing.T, ns, name string, ready bool) {
+// readiness probe would. With mayBeGone a pod already deleted is no error.
+func setPodReady(t *testing.T, ns, name string, ready, mayBeGone bool) {
 	t.Helper()
 	status := v1.ConditionFalse
 	if ready {
@@ -524,6 +524,9 @@ func setPodReady(t *testing.T, ns, name string, ready bool) {
 	}
 	eventually(t, 10*time.Second, func() error {
 		p, err := client.CoreV1().Pods(ns).Get(context.Background(), name, metav1.GetOptions{})
+		if mayBeGone && apierrors.IsNotFound(err) {
+			return nil
+		}
 		if err != nil {
 			return err
 		}
@@ -573,7 +576,7 @@ func TestStatefulSetHaltsWhileUnhealthy(t *testing.T) {
 	}
 	waitSet(t, ns, "ss", 30*time.Second, settled)
 
-	setPodReady(t, ns, "ss-0", false)
+	setPodReady(t, ns, "ss-0", false, false)
 	waitSet(t, ns, "ss", 10*time.Second, func(s *appsv1.StatefulSet) error {
 		if s.Status.ReadyReplicas != 0 {
 			return fmt.Errorf("ready replicas %d", s.Status.ReadyReplicas)
@@ -582,12 +585,12 @@ func TestStatefulSetHaltsWhileUnhealthy(t *testing.T) {
 	})
 	scaleSet(t, ns, "ss", 3)
 	holds(t, ns, "ss-0", 2*time.Second)
-	setPodReady(t, ns, "ss-0", true)
+	setPodReady(t, ns, "ss-0", true, false)
 	waitSet(t, ns, "ss", 30*time.Second, settled)
 	log.before(t, "added ss-1", "added ss-2")
 
 	for _, name := range []string{"ss-0", "ss-1", "ss-2"} {
-		setPodReady(t, ns, name, false)
+		setPodReady(t, ns, name, false, false)
 	}
 	waitSet(t, ns, "ss", 10*time.Second, func(s *appsv1.StatefulSet) error {
 		if s.Status.ReadyReplicas != 0 {
@@ -597,8 +600,10 @@ func TestStatefulSetHaltsWhileUnhealthy(t *testing.T) {
 	})
 	scaleSet(t, ns, "ss", 0)
 	holds(t, ns, "ss-0,ss-1,ss-2", 2*time.Second)
+	// Readiness comes back pod by pod, as when the probes pass again; the
+	// highest pod may go as soon as it is the only unready one.
 	for _, name := range []string{"ss-0", "ss-1", "ss-2"} {
-		setPodReady(t, ns, name, true)
+		setPodReady(t, ns, name, true, true)
 	}
 	eventually(t, 30*time.Second, func() error {
 		if got := podNames(t, ns); got != "" {

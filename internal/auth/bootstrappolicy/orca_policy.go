@@ -19,6 +19,18 @@ const DNSUser = "system:orca:dns"
 // service controller does its work).
 const ServiceLBController = "service-lb-controller"
 
+// KubeletAPIClient is the user the API server is to the kubelets (the
+// subject of its kubelet client certificate), as kubeadm names it. Unlike
+// kubeadm's, the certificate carries no admin group: its one right is
+// system:kubelet-api-admin, since whoever holds it could present it to the
+// API server as well.
+const KubeletAPIClient = "kube-apiserver-kubelet-client"
+
+// KubeletAPIAdminBinding binds system:kubelet-api-admin to
+// KubeletAPIClient, as clusters built by hand bind it to their API
+// server's user.
+const KubeletAPIAdminBinding = "system:orca:kubelet-api-admin"
+
 func orcaClusterRoles() []rbacv1.ClusterRole {
 	return []rbacv1.ClusterRole{
 		// CoreDNS's system:coredns role: the reads behind every answer.
@@ -38,7 +50,10 @@ func orcaClusterRoles() []rbacv1.ClusterRole {
 }
 
 func orcaClusterRoleBindings() []rbacv1.ClusterRoleBinding {
-	out := []rbacv1.ClusterRoleBinding{clusterRoleBinding(DNSUser, DNSUser, users(DNSUser))}
+	out := []rbacv1.ClusterRoleBinding{
+		clusterRoleBinding(DNSUser, DNSUser, users(DNSUser)),
+		clusterRoleBinding(KubeletAPIAdminBinding, "system:kubelet-api-admin", users(KubeletAPIClient)),
+	}
 	for _, r := range orcaClusterRoles() {
 		if len(r.Name) > len(ControllerRolePrefix) && r.Name[:len(ControllerRolePrefix)] == ControllerRolePrefix {
 			out = append(out, bindControllerRoles([]rbacv1.ClusterRole{r})...)

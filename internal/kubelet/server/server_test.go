@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/transport/spdy"
 	"k8s.io/client-go/util/exec"
 
+	"github.com/orca-project/orca/internal/auth/delegating"
 	"github.com/orca-project/orca/internal/auth/pki"
 	"github.com/orca-project/orca/internal/kubelet/server"
 	"github.com/orca-project/orca/internal/kubelet/server/streamtest"
@@ -61,7 +62,11 @@ func newEnv(t *testing.T) *env {
 	rt.Pods["ns/web"] = map[string]server.ContainerRef{"app": {ID: "c1", LogPath: logPath, Stdin: true}}
 	rt.Alive = func(string) bool { return false }
 
-	srv := httptest.NewUnstartedServer(server.New(rt, nil))
+	// Certificates only, and every caller allowed: the checks themselves
+	// are auth_test.go's.
+	allowAll := &fakeAuthz{allow: map[string]bool{"proxy": true, "healthz": true}}
+	h := server.WithAuth(server.New(rt, nil), server.Auth{Authenticator: delegating.NewAuthenticator(nil), Authorizer: allowAll, NodeName: "node"})
+	srv := httptest.NewUnstartedServer(h)
 	srv.TLS = server.TLSConfig(pool, tls.Certificate{Certificate: [][]byte{serving.Cert.Raw}, PrivateKey: serving.Key, Leaf: serving.Cert})
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
@@ -108,7 +113,8 @@ func TestRequests(t *testing.T) {
 		contains string
 	}{
 		{"no client certificate", anonymous, "/containerLogs/ns/web/app", http.StatusUnauthorized, "Unauthorized"},
-		{"health needs no certificate", anonymous, "/healthz", http.StatusOK, "ok"},
+		{"health needs credentials too", anonymous, "/healthz", http.StatusUnauthorized, "Unauthorized"},
+		{"health", e.client, "/healthz", http.StatusOK, "ok"},
 		{"unknown path", e.client, "/pods", http.StatusNotFound, ""},
 		{"logs", e.client, "/containerLogs/ns/web/app", http.StatusOK, "one\ntwo\n"},
 		{"logs with options", e.client, "/containerLogs/ns/web/app?tailLines=1&timestamps=true", http.StatusOK, "2016-10-06T00:17:10Z two\n"},
