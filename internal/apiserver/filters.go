@@ -189,6 +189,7 @@ func (s *Server) buildHandler() http.Handler {
 	if authn != nil {
 		h = s.withAuthentication(h, authn, unauthorized)
 	}
+	h = withWarningRecorder(h)
 	h = s.withRecovery(h)
 	return s.withRequestStart(h)
 }
