@@ -74,6 +74,7 @@ func newServerCommand() *cobra.Command {
 	f.StringSliceVar(&opts.AuthorizationModes, "authorization-mode", server.DefaultAuthorizationModes, "ordered authorizers: AlwaysAllow, AlwaysDeny, Node, RBAC (members of system:masters are always allowed)")
 	f.BoolVar(&opts.AnonymousAuth, "anonymous-auth", true, "serve requests without credentials as system:anonymous (authorization then allows only health and version)")
 	f.StringVar(&opts.EncryptionProviderConfig, "encryption-provider-config", "", "upstream EncryptionConfiguration file (apiserver.config.k8s.io/v1) for encryption at rest; without it the server encrypts Secrets with a key it generates (DATA_DIR/tls/encryption-config.yaml)")
+	f.StringVar(&opts.AdmissionControlConfigFile, "admission-control-config-file", "", "upstream AdmissionConfiguration file (apiserver.config.k8s.io/v1); its PodSecurity entry (pod-security.admission.config.k8s.io/v1 PodSecurityConfiguration) sets the default Pod Security levels and exemptions")
 	f.BoolVar(&disableAgent, "disable-agent", false, "do not run a node agent in this process")
 	node.register(f, false)
 	f.BoolVar(&opts.DisableControllerManager, "disable-controller-manager", false, "do not run the controllers in this process (run orca controller-manager instead)")

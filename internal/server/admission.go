@@ -9,6 +9,7 @@ import (
 	"github.com/orca-project/orca/internal/admission/limitranger"
 	"github.com/orca-project/orca/internal/admission/namespacelifecycle"
 	"github.com/orca-project/orca/internal/admission/noderestriction"
+	"github.com/orca-project/orca/internal/admission/podsecurity"
 	"github.com/orca-project/orca/internal/admission/priority"
 	"github.com/orca-project/orca/internal/admission/resourcequota"
 	"github.com/orca-project/orca/internal/admission/serviceaccount"
@@ -22,11 +23,34 @@ type admissionPlugins struct {
 	// authz, when it enforces RBAC, also checks role and binding writes
 	// for escalation.
 	authz *authz
+	// podSecurity holds the PodSecurity defaults and exemptions
+	// (upstream's defaults when nil).
+	podSecurity *podsecurity.Checker
+}
+
+// loadAdmissionConfig reads --admission-control-config-file and builds
+// what the plugins take from it, so that a bad file stops the server
+// before anything starts.
+func loadAdmissionConfig(path string) (*podsecurity.Checker, error) {
+	cfg, err := admission.LoadConfiguration(path)
+	if err != nil {
+		return nil, err
+	}
+	data, err := cfg.For(podsecurity.PluginName)
+	if err != nil {
+		return nil, err
+	}
+	psa, err := podsecurity.ParseConfig(data)
+	if err != nil {
+		return nil, err
+	}
+	return podsecurity.NewChecker(psa)
 }
 
 // chain builds the admission chain in upstream's order: namespace
-// lifecycle first so nothing else works for a dying namespace, quota last
-// so that only requests every other plugin accepted are charged.
+// lifecycle first so nothing else works for a dying namespace, PodSecurity
+// after the plugins that fill in a pod's service account, quota last so
+// that only requests every other plugin accepted are charged.
 func (p *admissionPlugins) chain(objects admission.Objects) admission.Chain {
 	p.objects = objects
 	chain := admission.Chain{
@@ -40,7 +64,12 @@ func (p *admissionPlugins) chain(objects admission.Objects) admission.Chain {
 		// validating step with the same knowledge of object and user.
 		chain = append(chain, rbac.NewEscalationCheck(p.authz.rbac, p.authz.chain))
 	}
+	if p.podSecurity == nil {
+		// Upstream's defaults (privileged everywhere) cannot fail.
+		p.podSecurity, _ = podsecurity.NewChecker(nil)
+	}
 	return append(chain,
+		podsecurity.New(objects, p.podSecurity),
 		priority.New(objects),
 		defaulttolerationseconds.New(),
 		resourcequota.New(objects),

@@ -119,6 +119,11 @@ type Options struct {
 	// first start (DATA_DIR/tls/encryption-config.yaml): Secrets under an
 	// aescbc key it can rotate.
 	EncryptionProviderConfig string
+	// AdmissionControlConfigFile is upstream's AdmissionConfiguration
+	// (apiserver.config.k8s.io/v1); its PodSecurity entry sets the
+	// cluster-wide Pod Security levels and exemptions. Without it every
+	// level is privileged, as upstream.
+	AdmissionControlConfigFile string
 
 	Log *slog.Logger
 	// Out receives the few progress lines a person reads at start-up.
@@ -202,6 +207,10 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 		return nil, err
 	}
 	say("encryption at rest configured by %s", enc.source)
+	podSecurity, err := loadAdmissionConfig(opts.AdmissionControlConfigFile)
+	if err != nil {
+		return nil, err
+	}
 
 	var client *clientv3.Client
 	closeEtcd := func() {}
@@ -271,7 +280,7 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 		closeEtcd()
 		return nil, err
 	}
-	plugins := &admissionPlugins{authz: z}
+	plugins := &admissionPlugins{authz: z, podSecurity: podSecurity}
 	api, err = apiserver.New(apiserver.Config{
 		Admission:       plugins.chain,
 		Store:           store,
