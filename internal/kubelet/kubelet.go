@@ -106,6 +106,8 @@ type Kubelet struct {
 	mu      sync.Mutex
 	pods    map[types.UID]*v1.Pod
 	workers map[types.UID]*worker
+	// admitted are the pods the kubelet accepted to run (see admit).
+	admitted map[types.UID]bool
 
 	state       *runtimeState
 	backoff     *flowcontrol.Backoff
@@ -145,6 +147,7 @@ func New(cfg Config) *Kubelet {
 		rec:         cfg.Recorder,
 		pods:        map[types.UID]*v1.Pod{},
 		workers:     map[types.UID]*worker{},
+		admitted:    map[types.UID]bool{},
 		state:       newRuntimeState(),
 		backoff:     newRestartBackoff(clock.RealClock{}),
 		pullBackoff: flowcontrol.NewBackOff(10*time.Second, 300*time.Second),
@@ -382,6 +385,7 @@ func (k *Kubelet) forget(uid types.UID) {
 	delete(k.waiting, uid)
 	k.waitMu.Unlock()
 	k.probes.RemovePod(uid)
+	k.forgetAdmission(uid)
 }
 
 func (k *Kubelet) setWaiting(uid types.UID, container, reason, message string) {

@@ -52,6 +52,9 @@ func (k *Kubelet) syncPod(ctx context.Context, uid types.UID, pod *v1.Pod) (time
 		}
 		return 0, false
 	}
+	if rejected, again := k.admit(ctx, pod, rtp); rejected {
+		return again, false
+	}
 	exceeded, left := activeDeadline(pod, time.Now())
 	if exceeded {
 		return k.failPod(ctx, pod, rtp, &podstatus.Failure{Reason: deadlineReason, Message: deadlineMessage})
