@@ -27,12 +27,5 @@ func validateSelfSubjectAccessReview(sar *authorizationv1.SelfSubjectAccessRevie
 	if !equality.Semantic.DeepEqual(metav1.ObjectMeta{}, sar.ObjectMeta) {
 		allErrs = append(allErrs, field.Invalid(field.NewPath("metadata"), sar.ObjectMeta, "must be empty"))
 	}
-	spec := field.NewPath("spec")
-	if sar.Spec.ResourceAttributes != nil && sar.Spec.NonResourceAttributes != nil {
-		allErrs = append(allErrs, field.Invalid(spec.Child("nonResourceAttributes"), sar.Spec.NonResourceAttributes, "cannot be specified in combination with resourceAttributes"))
-	}
-	if sar.Spec.ResourceAttributes == nil && sar.Spec.NonResourceAttributes == nil {
-		allErrs = append(allErrs, field.Invalid(spec.Child("resourceAttributes"), sar.Spec.NonResourceAttributes, "exactly one of nonResourceAttributes or resourceAttributes must be specified"))
-	}
-	return allErrs
+	return append(allErrs, validateAttributes(sar.Spec.ResourceAttributes, sar.Spec.NonResourceAttributes, field.NewPath("spec"))...)
 }

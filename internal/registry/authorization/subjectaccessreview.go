@@ -67,13 +67,7 @@ func validateLocalSubjectAccessReview(sar *authorizationv1.LocalSubjectAccessRev
 }
 
 func validateSARSpec(spec authorizationv1.SubjectAccessReviewSpec, path *field.Path) field.ErrorList {
-	var allErrs field.ErrorList
-	if spec.ResourceAttributes != nil && spec.NonResourceAttributes != nil {
-		allErrs = append(allErrs, field.Invalid(path.Child("nonResourceAttributes"), spec.NonResourceAttributes, "cannot be specified in combination with resourceAttributes"))
-	}
-	if spec.ResourceAttributes == nil && spec.NonResourceAttributes == nil {
-		allErrs = append(allErrs, field.Invalid(path.Child("resourceAttributes"), spec.NonResourceAttributes, "exactly one of nonResourceAttributes or resourceAttributes must be specified"))
-	}
+	allErrs := validateAttributes(spec.ResourceAttributes, spec.NonResourceAttributes, path)
 	if spec.User == "" && len(spec.Groups) == 0 {
 		allErrs = append(allErrs, field.Invalid(path.Child("user"), spec.User, "at least one of user or group must be specified"))
 	}
@@ -85,4 +79,17 @@ func validateSelfSubjectRulesReview(r *authorizationv1.SelfSubjectRulesReview) f
 		return field.ErrorList{field.Invalid(field.NewPath("metadata"), r.ObjectMeta, "must be empty")}
 	}
 	return nil
+}
+
+// validateAttributes: every access review asks about exactly one kind of
+// request, a resource or a non-resource one.
+func validateAttributes(res *authorizationv1.ResourceAttributes, nonRes *authorizationv1.NonResourceAttributes, path *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	if res != nil && nonRes != nil {
+		allErrs = append(allErrs, field.Invalid(path.Child("nonResourceAttributes"), nonRes, "cannot be specified in combination with resourceAttributes"))
+	}
+	if res == nil && nonRes == nil {
+		allErrs = append(allErrs, field.Invalid(path.Child("resourceAttributes"), nonRes, "exactly one of nonResourceAttributes or resourceAttributes must be specified"))
+	}
+	return allErrs
 }
