@@ -96,6 +96,9 @@ func subresourcesOf(r *resource) []subresourceInfo {
 	}
 	if r.Status {
 		out = append(out, subresourceInfo{name: "status", kind: r.Kind, verbs: metav1.Verbs{"get", "patch", "update"}})
+	for name := range r.Subresources {
+		out = append(out, subresourceInfo{name: name, kind: r.Kind, verbs: metav1.Verbs{"get", "patch", "update"}})
+	}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
 	return out

@@ -153,10 +153,20 @@ func (d defaulter) Default(obj runtime.Object) {
 // resetFields are the fields a write to sub cannot change (the server
 // puts back the stored values), so a manager must not come to own them:
 // .status through the object; through /status, every other top-level
-// field and the metadata the resource does not let status writers change.
+// field and the metadata the resource does not let status writers change;
+// through another subresource, what it declares.
 func (r *resource) resetFields(sub string) map[fieldpath.APIVersion]fieldpath.Filter {
 	var set *fieldpath.Set
 	switch {
+	case r.Subresources[sub] != nil:
+		set = fieldpath.NewSet()
+		for _, p := range r.Subresources[sub].Resets {
+			elems := make([]any, len(p))
+			for i, e := range p {
+				elems[i] = e
+			}
+			set.Insert(fieldpath.MakePathOrDie(elems...))
+		}
 	case sub == "status":
 		set = fieldpath.NewSet()
 		for _, name := range r.StatusResetsMetadata {

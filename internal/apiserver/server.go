@@ -314,7 +314,11 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, ri reques
 		}
 		s.serveFinalize(w, r, res, ri)
 	default:
-		s.writeError(w, r, errNotFoundPath())
+		if _, ok := res.Subresources[ri.Subresource]; !ok {
+			s.writeError(w, r, errNotFoundPath())
+			return
+		}
+		s.serveStatus(w, r, res, ri)
 	}
 }
 

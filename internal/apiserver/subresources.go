@@ -19,8 +19,9 @@ import (
 	"github.com/orca-project/orca/internal/audit"
 )
 
-// serveStatus handles /status: reads as the object, writes change only
-// .status.
+// serveStatus handles /status, and the resource's other subresources
+// that write part of an object: reads as the object, writes change only
+// what the subresource owns.
 func (s *Server) serveStatus(w http.ResponseWriter, r *http.Request, res *resource, ri requestInfo) {
 	switch ri.Verb {
 	case "get":

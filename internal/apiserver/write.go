@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/authentication/user"
 
 	"github.com/orca-project/orca/internal/admission"
 	"github.com/orca-project/orca/internal/audit"
@@ -127,6 +128,13 @@ func (s *Server) create(ctx context.Context, res *resource, ns string, obj runti
 	}
 	if res.PrepareForCreate != nil {
 		res.PrepareForCreate(obj)
+	}
+	if res.PrepareForCreateBy != nil {
+		var requestor user.Info
+		if u, ok := UserFrom(ctx); ok {
+			requestor = u.Info()
+		}
+		res.PrepareForCreateBy(obj, requestor)
 	}
 	if res.Namespaced {
 		if err := s.checkNamespace(ctx, ns); err != nil {
@@ -292,6 +300,7 @@ var errSkipDelete = errors.New("object changed; leave deletion to the next write
 // defaults, generation, admission, validation.
 func (s *Server) prepareUpdate(ctx context.Context, res *resource, next, cur runtime.Object, wantedRV, sub string, dryRun bool) (runtime.Object, error) {
 	status := sub == "status"
+	partial := res.Subresources[sub]
 	curAcc, _ := meta.Accessor(cur)
 	acc, err := meta.Accessor(next)
 	if err != nil {
@@ -317,16 +326,18 @@ func (s *Server) prepareUpdate(ctx context.Context, res *resource, next, cur run
 		if res.PrepareForStatusUpdate != nil {
 			res.PrepareForStatusUpdate(next, cur)
 		}
+	} else if partial != nil {
+		partial.PrepareForUpdate(next, cur)
 	} else if res.Status {
 		copyField(next, cur, "Status")
 	}
 	if res.Default != nil {
 		res.Default(next)
 	}
-	if !status && res.PrepareForUpdate != nil {
+	if sub == "" && res.PrepareForUpdate != nil {
 		res.PrepareForUpdate(next, cur)
 	}
-	if res.TracksGeneration && !status {
+	if res.TracksGeneration && sub == "" {
 		if ns, os := specOf(next), specOf(cur); ns.IsValid() && !apiequality.Semantic.DeepEqual(ns.Interface(), os.Interface()) {
 			acc.SetGeneration(curAcc.GetGeneration() + 1)
 		}
@@ -341,8 +352,15 @@ func (s *Server) prepareUpdate(ctx context.Context, res *resource, next, cur run
 	}
 	errs := apivalidation.ValidateObjectMetaAccessorUpdate(acc, curAcc, field.NewPath("metadata"))
 	errs = append(errs, s.validate(res, next)...)
-	if res.ValidateUpdate != nil {
-		errs = append(errs, res.ValidateUpdate(next, cur)...)
+	validateUpdate := res.ValidateUpdate
+	switch {
+	case partial != nil:
+		validateUpdate = partial.ValidateUpdate
+	case status && res.ValidateStatusUpdate != nil:
+		validateUpdate = res.ValidateStatusUpdate
+	}
+	if validateUpdate != nil {
+		errs = append(errs, validateUpdate(next, cur)...)
 	}
 	if len(errs) > 0 {
 		return nil, apierrors.NewInvalid(res.GroupVersionKind().GroupKind(), acc.GetName(), errs)

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/authentication/user"
 )
 
 // Resource is one served resource (a REST collection) and its behaviour.
@@ -50,6 +51,14 @@ type Resource struct {
 	// may not change or clear beyond the spec and StatusResetsMetadata,
 	// which the server puts back itself.
 	PrepareForStatusUpdate func(obj, old runtime.Object)
+	// ValidateStatusUpdate, when set, replaces ValidateUpdate for writes
+	// through /status, whose rules may differ (a CSR's certificate may
+	// only be written there).
+	ValidateStatusUpdate func(obj, old runtime.Object) field.ErrorList
+	// Subresources are further subresources that each write a part of an
+	// object (a CSR's /approval writes its conditions), served like
+	// /status: get, update and patch.
+	Subresources map[string]*Subresource
 	// Scale, when set, gives the resource a /scale subresource.
 	Scale *Scale
 	// TracksGeneration makes the server set metadata.generation to 1 on
@@ -62,6 +71,11 @@ type Resource struct {
 	// initial phase, for example). It runs after Default; the server has
 	// already cleared .status for kinds with a status subresource.
 	PrepareForCreate func(obj runtime.Object)
+	// PrepareForCreateBy records who creates the object, for kinds that
+	// keep their requestor (a CertificateSigningRequest). It runs after
+	// PrepareForCreate with the authenticated user, after impersonation,
+	// or nil for the server's own writes.
+	PrepareForCreateBy func(obj runtime.Object, requestor user.Info)
 	// PrepareForUpdate carries over from old what a client may not change.
 	// It runs after Default.
 	PrepareForUpdate func(obj, old runtime.Object)
@@ -134,6 +148,21 @@ type StoredAs struct {
 	Resource   *Resource
 	ToStored   func(obj runtime.Object) runtime.Object
 	FromStored func(stored runtime.Object) runtime.Object
+}
+
+// Subresource is a subresource that writes part of an object.
+type Subresource struct {
+	// PrepareForUpdate carries over from old everything a write through
+	// the subresource may not change; the server keeps system metadata
+	// itself.
+	PrepareForUpdate func(obj, old runtime.Object)
+	// ValidateUpdate replaces the resource's ValidateUpdate for writes
+	// through the subresource.
+	ValidateUpdate func(obj, old runtime.Object) field.ErrorList
+	// Resets lists the field paths (["spec"], ["status", "certificate"])
+	// PrepareForUpdate puts back, which a field manager must therefore
+	// never come to own through the subresource.
+	Resets [][]string
 }
 
 // Scale maps a resource's replica count to the autoscaling/v1 Scale

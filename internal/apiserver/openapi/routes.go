@@ -2,6 +2,7 @@ package openapi
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"reflect"
 	"slices"
@@ -365,6 +366,9 @@ func resourceRoutes(r *registry.Resource) ([]common.Route, error) {
 	}
 	if r.Scale != nil {
 		subs = append(subs, sub{"scale", &autoscalingv1.Scale{}, autoscalingv1.SchemeGroupVersion.WithKind("Scale")})
+	}
+	for _, name := range slices.Sorted(maps.Keys(r.Subresources)) {
+		subs = append(subs, sub{name, obj, gvk})
 	}
 	for _, s := range subs {
 		path := itemPath + "/" + s.name
