@@ -27,6 +27,7 @@ packages=(
   k8s.io/api/authorization/v1
   k8s.io/api/autoscaling/v1
   k8s.io/api/batch/v1
+  k8s.io/api/certificates/v1
   k8s.io/api/coordination/v1
   k8s.io/api/discovery/v1
   k8s.io/api/events/v1

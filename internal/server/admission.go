@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+
 	"github.com/orca-project/orca/internal/admission"
+	certadmission "github.com/orca-project/orca/internal/admission/certificates"
 	"github.com/orca-project/orca/internal/admission/defaulttolerationseconds"
 	"github.com/orca-project/orca/internal/admission/limitranger"
 	"github.com/orca-project/orca/internal/admission/namespacelifecycle"
@@ -72,6 +75,12 @@ func (p *admissionPlugins) chain(objects admission.Objects) admission.Chain {
 		podsecurity.New(objects, p.podSecurity),
 		priority.New(objects),
 		defaulttolerationseconds.New(),
+		certadmission.NewNodePodCertificates(objects),
+		certadmission.NewApproval(p.authorizer()),
+		certadmission.NewSigning(p.authorizer()),
+		certadmission.NewAttest(p.authorizer()),
+		certadmission.SubjectRestriction{},
+		certadmission.NewPodCertificateSigning(p.authorizer()),
 		resourcequota.New(objects),
 	)
 }
@@ -86,4 +95,14 @@ func (p *admissionPlugins) bootstrap(ctx context.Context) error {
 		return fmt.Errorf("admission bootstrap: %w", err)
 	}
 	return nil
+}
+
+// authorizer is what the certificate plugins ask about signers: the
+// server's authorizers, or nil (everything allowed) when the server has
+// none.
+func (p *admissionPlugins) authorizer() authorizer.UnconditionalAuthorizer {
+	if p.authz == nil {
+		return nil
+	}
+	return p.authz.chain
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/orca-project/orca/internal/registry/authentication"
 	"github.com/orca-project/orca/internal/registry/authorization"
 	"github.com/orca-project/orca/internal/registry/batch"
+	"github.com/orca-project/orca/internal/registry/certificates"
 	"github.com/orca-project/orca/internal/registry/coordination"
 	"github.com/orca-project/orca/internal/registry/core"
 	"github.com/orca-project/orca/internal/registry/discovery"
@@ -32,6 +33,8 @@ func Resources() []*registry.Resource {
 		authorization.Localsubjectaccessreviews, authorization.Selfsubjectrulesreviews,
 		authentication.Tokenreviews, authentication.Selfsubjectreviews,
 		batch.Jobs, batch.Cronjobs,
+		certificates.Certificatesigningrequests, certificates.Clustertrustbundles,
+		certificates.Podcertificaterequests,
 		rbac.Roles, rbac.Rolebindings, rbac.Clusterroles, rbac.Clusterrolebindings,
 		storageclass.Storageclasses,
 		coordination.Leases,
