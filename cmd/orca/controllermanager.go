@@ -1,14 +1,18 @@
 package main
 
 import (
+	"crypto"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/orca-project/orca/internal/controller/csrsigning"
 	"github.com/orca-project/orca/internal/controller/rootcacertpublisher"
 	"github.com/orca-project/orca/internal/controllermanager"
 	"github.com/orca-project/orca/internal/server"
@@ -21,6 +25,8 @@ func newControllerManagerCommand() *cobra.Command {
 		qps                           float32
 		burst                         int
 		clusterCIDR, lbPool           string
+		signingCert, signingKey       string
+		signingDuration               time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "controller-manager",
@@ -49,6 +55,21 @@ func newControllerManagerCommand() *cobra.Command {
 					},
 				})
 			}
+			// Without the CA's key there is nothing to sign with; upstream
+			// skips the controller then too.
+			if signingCert == "" || signingKey == "" {
+				log.Warn("not signing certificate requests: --cluster-signing-cert-file and --cluster-signing-key-file are not both given")
+			} else {
+				pair, err := tls.LoadX509KeyPair(signingCert, signingKey)
+				if err != nil {
+					return fmt.Errorf("cluster signing CA: %w", err)
+				}
+				key, ok := pair.PrivateKey.(crypto.Signer)
+				if !ok {
+					return fmt.Errorf("cluster signing CA: %s holds no signing key", signingKey)
+				}
+				controllers = append(controllers, server.CSRSigning(pair.Leaf, key, signingDuration))
+			}
 			controllers = append(controllers, server.NodeIPAM(clusterCIDR), server.ServiceLB(lbPool))
 			m, err := controllermanager.New(controllermanager.Config{REST: cfg, Log: log, Metrics: reg, Controllers: controllers, UseServiceAccountCredentials: useSACreds})
 			if err != nil {
@@ -61,6 +82,9 @@ func newControllerManagerCommand() *cobra.Command {
 	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig naming the API server and the credentials to use")
 	f.StringVar(&clusterCIDR, "cluster-cidr", server.DefaultClusterCIDR, "IPv4 range node pod CIDRs (a /24 each) are assigned from")
 	f.StringVar(&lbPool, "loadbalancer-pool", "", "addresses for LoadBalancer services, one each (CIDR or FIRST-LAST); the Ready nodes' InternalIPs when empty")
+	f.StringVar(&signingCert, "cluster-signing-cert-file", "", "PEM CA certificate the csrsigning controller issues certificates with (the API server's tls/ca.crt)")
+	f.StringVar(&signingKey, "cluster-signing-key-file", "", "PEM private key of --cluster-signing-cert-file (the API server's tls/ca.key)")
+	f.DurationVar(&signingDuration, "cluster-signing-duration", csrsigning.DefaultDuration, "the longest duration of the certificates the csrsigning controller issues")
 	f.StringVar(&address, "bind-address", "127.0.0.1:10257", "address serving /healthz, /readyz and /metrics")
 	f.Float32Var(&qps, "kube-api-qps", 100, "queries per second to the API server")
 	f.IntVar(&burst, "kube-api-burst", 200, "burst of queries to the API server")

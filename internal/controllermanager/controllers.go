@@ -3,6 +3,8 @@ package controllermanager
 import (
 	"github.com/orca-project/orca/internal/controller/clusterroleaggregation"
 	"github.com/orca-project/orca/internal/controller/cronjob"
+	"github.com/orca-project/orca/internal/controller/csrapproving"
+	"github.com/orca-project/orca/internal/controller/csrcleaner"
 	"github.com/orca-project/orca/internal/controller/daemonset"
 	"github.com/orca-project/orca/internal/controller/deployment"
 	"github.com/orca-project/orca/internal/controller/endpoints"
@@ -24,6 +26,12 @@ func DefaultControllers() []Descriptor {
 	return []Descriptor{
 		{Name: "clusterrole-aggregation", Workers: 5, New: func(c *Context) (Controller, error) {
 			return clusterroleaggregation.New(c.Client, c.Informers, c.QueueMetrics, c.Log)
+		}},
+		{Name: "csrapproving", Workers: 5, New: func(c *Context) (Controller, error) {
+			return csrapproving.New(c.Client, c.Informers, c.QueueMetrics, c.Log)
+		}},
+		{Name: "csrcleaner", Workers: 1, New: func(c *Context) (Controller, error) {
+			return csrcleaner.New(c.Client, c.Informers, c.Log), nil
 		}},
 		{Name: "cronjob", Workers: 5, New: func(c *Context) (Controller, error) { return cronjob.New(c.Client, c.Informers, c.QueueMetrics, c.Log) }},
 		{Name: "daemonset", Workers: 2, New: func(c *Context) (Controller, error) {
@@ -47,6 +55,9 @@ func DefaultControllers() []Descriptor {
 		{Name: "job", Workers: 5, New: func(c *Context) (Controller, error) { return job.New(c.Client, c.Informers, c.QueueMetrics, c.Log) }},
 		{Name: "namespace", Workers: 10, New: func(c *Context) (Controller, error) {
 			return namespace.New(c.Client, c.Metadata, c.Discovery, c.Informers, c.QueueMetrics, c.Log)
+		}},
+		{Name: "podcertificaterequest-cleaner", Workers: 1, New: func(c *Context) (Controller, error) {
+			return csrcleaner.NewPCR(c.Client, c.Informers, c.Log), nil
 		}},
 		{Name: "replicaset", Workers: 5, New: func(c *Context) (Controller, error) {
 			return replicaset.NewReplicaSet(c.Client, c.Informers, c.QueueMetrics, c.Log)

@@ -2,11 +2,15 @@ package server
 
 import (
 	"context"
+	"crypto"
+	"crypto/x509"
 	"fmt"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/orca-project/orca/internal/auth/pki"
+	"github.com/orca-project/orca/internal/controller/csrsigning"
 	"github.com/orca-project/orca/internal/controller/nodeipam"
 	"github.com/orca-project/orca/internal/controller/rootcacertpublisher"
 	"github.com/orca-project/orca/internal/controllermanager"
@@ -23,7 +27,7 @@ func controllerManager(opts Options, tlsDir string, ca *pki.Pair, port int, reg 
 	}
 	return controllermanager.New(controllermanager.Config{
 		REST: cfg, Log: opts.Log, Metrics: reg, UseServiceAccountCredentials: true,
-		Controllers: append(controllermanager.DefaultControllers(), rootCAPublisher(ca.CertPEM), NodeIPAM(opts.ClusterCIDR), ServiceLB(opts.LoadBalancerPool)),
+		Controllers: append(controllermanager.DefaultControllers(), rootCAPublisher(ca.CertPEM), CSRSigning(ca.Cert, ca.Key, 0), NodeIPAM(opts.ClusterCIDR), ServiceLB(opts.LoadBalancerPool)),
 	})
 }
 
@@ -32,6 +36,16 @@ func controllerManager(opts Options, tlsDir string, ca *pki.Pair, port int, reg 
 func rootCAPublisher(caPEM []byte) controllermanager.Descriptor {
 	return controllermanager.Descriptor{Name: "root-ca-cert-publisher", Workers: 1, New: func(c *controllermanager.Context) (controllermanager.Controller, error) {
 		return rootcacertpublisher.New(c.Client, c.Informers, caPEM, c.QueueMetrics, c.Log)
+	}}
+}
+
+// CSRSigning signs the approved requests of the built-in signers with the
+// CA (cert and key), for at most maxDuration (upstream's default year
+// when 0); it is registered here because it needs the CA's key.
+func CSRSigning(cert *x509.Certificate, key crypto.Signer, maxDuration time.Duration) controllermanager.Descriptor {
+	ca := &csrsigning.Authority{Certificate: cert, Key: key}
+	return controllermanager.Descriptor{Name: "csrsigning", Workers: 5, New: func(c *controllermanager.Context) (controllermanager.Controller, error) {
+		return csrsigning.New(c.Client, c.Informers, ca, maxDuration, c.QueueMetrics, c.Log)
 	}}
 }
 

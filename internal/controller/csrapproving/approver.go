@@ -1,0 +1,131 @@
+// Package csrapproving is upstream's csrapproving controller: it approves
+// kubelets' requests for client certificates (signer
+// kubernetes.io/kube-apiserver-client-kubelet) when the requestor may
+// create certificatesigningrequests/selfnodeclient (renewing its own
+// identity) or certificatesigningrequests/nodeclient (any node's), as a
+// SubjectAccessReview of the requestor says.
+package csrapproving
+
+import (
+	"context"
+	"crypto/x509"
+	"fmt"
+	"log/slog"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
+	certificatesv1 "k8s.io/api/certificates/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/workqueue"
+
+	"github.com/orca-project/orca/internal/auth/certificates"
+	"github.com/orca-project/orca/internal/controller/certificatecontroller"
+)
+
+// recognizer is one kind of request the approver knows, the permission
+// that approves it, and the message of the approval.
+type recognizer struct {
+	recognize   func(csr *certificatesv1.CertificateSigningRequest, req *x509.CertificateRequest) bool
+	subresource string
+	message     string
+}
+
+var recognizers = []recognizer{
+	{isSelfNodeClient, "selfnodeclient", "Auto approving self kubelet client certificate after SubjectAccessReview."},
+	{isNodeClient, "nodeclient", "Auto approving kubelet client certificate after SubjectAccessReview."},
+}
+
+func isNodeClient(csr *certificatesv1.CertificateSigningRequest, req *x509.CertificateRequest) bool {
+	return csr.Spec.SignerName == certificatesv1.KubeAPIServerClientKubeletSignerName &&
+		certificates.ValidateKubeletClientCSR(req, csr.Spec.Usages) == nil
+}
+
+// isSelfNodeClient: a node renewing the identity it already has.
+func isSelfNodeClient(csr *certificatesv1.CertificateSigningRequest, req *x509.CertificateRequest) bool {
+	return isNodeClient(csr, req) && csr.Spec.Username == req.Subject.CommonName
+}
+
+// Recognized lists, in order, the subresources whose create permission
+// would approve the request.
+func Recognized(csr *certificatesv1.CertificateSigningRequest, req *x509.CertificateRequest) []string {
+	var out []string
+	for _, r := range recognizers {
+		if r.recognize(csr, req) {
+			out = append(out, r.subresource)
+		}
+	}
+	return out
+}
+
+type approver struct {
+	client kubernetes.Interface
+	log    *slog.Logger
+}
+
+// New builds the controller.
+func New(client kubernetes.Interface, factory informers.SharedInformerFactory, metrics workqueue.MetricsProvider, log *slog.Logger) (*certificatecontroller.Controller, error) {
+	a := &approver{client: client, log: log}
+	return certificatecontroller.New("csrapproving", factory, a.handle, metrics, log)
+}
+
+func (a *approver) handle(ctx context.Context, csr *certificatesv1.CertificateSigningRequest) error {
+	if certificates.HasTrueCondition(csr, certificatesv1.CertificateApproved) || certificates.HasTrueCondition(csr, certificatesv1.CertificateDenied) {
+		return nil
+	}
+	if csr.Spec.SignerName != certificatesv1.KubeAPIServerClientKubeletSignerName {
+		return nil
+	}
+	req, err := certificates.ParseCSR(csr.Spec.Request)
+	if err != nil {
+		return fmt.Errorf("unable to parse csr %q: %v", csr.Name, err)
+	}
+	tried := Recognized(csr, req)
+	for _, r := range recognizers {
+		if !r.recognize(csr, req) {
+			continue
+		}
+		ok, err := a.authorize(ctx, csr, r.subresource)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue
+		}
+		csr.Status.Conditions = append(csr.Status.Conditions, certificatesv1.CertificateSigningRequestCondition{
+			Type: certificatesv1.CertificateApproved, Status: corev1.ConditionTrue,
+			Reason: "AutoApproved", Message: r.message,
+		})
+		if _, err := a.client.CertificatesV1().CertificateSigningRequests().UpdateApproval(ctx, csr.Name, csr, metav1.UpdateOptions{}); err != nil {
+			return fmt.Errorf("error updating approval for csr: %v", err)
+		}
+		a.log.Info("approved kubelet client certificate", "csr", csr.Name, "requestor", csr.Spec.Username)
+		return nil
+	}
+	if len(tried) > 0 {
+		// Retried later: the requestor may be granted the permission.
+		return fmt.Errorf("recognized csr %q as %v but subject access review was not approved", csr.Name, tried)
+	}
+	return nil
+}
+
+// authorize asks whether the requestor may create the subresource.
+func (a *approver) authorize(ctx context.Context, csr *certificatesv1.CertificateSigningRequest, subresource string) (bool, error) {
+	extra := map[string]authorizationv1.ExtraValue{}
+	for k, v := range csr.Spec.Extra {
+		extra[k] = authorizationv1.ExtraValue(v)
+	}
+	sar, err := a.client.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{
+		Spec: authorizationv1.SubjectAccessReviewSpec{
+			User: csr.Spec.Username, UID: csr.Spec.UID, Groups: csr.Spec.Groups, Extra: extra,
+			ResourceAttributes: &authorizationv1.ResourceAttributes{
+				Group: certificatesv1.GroupName, Resource: "certificatesigningrequests", Verb: "create", Subresource: subresource,
+			},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		return false, err
+	}
+	return sar.Status.Allowed, nil
+}

@@ -1,0 +1,50 @@
+package csrapproving
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"slices"
+	"testing"
+
+	certificatesv1 "k8s.io/api/certificates/v1"
+)
+
+func TestRecognized(t *testing.T) {
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := func(subject pkix.Name, dns ...string) *x509.CertificateRequest {
+		der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: subject, DNSNames: dns}, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, _ := x509.ParseCertificateRequest(der)
+		return r
+	}
+	node := pkix.Name{CommonName: "system:node:n1", Organization: []string{"system:nodes"}}
+	clientUsages := []certificatesv1.KeyUsage{"digital signature", "client auth"}
+	for _, tc := range []struct {
+		name      string
+		signer    string
+		requestor string
+		req       *x509.CertificateRequest
+		usages    []certificatesv1.KeyUsage
+		want      []string
+	}{
+		{"own renewal", certificatesv1.KubeAPIServerClientKubeletSignerName, "system:node:n1", req(node), clientUsages, []string{"selfnodeclient", "nodeclient"}},
+		{"bootstrap", certificatesv1.KubeAPIServerClientKubeletSignerName, "system:bootstrap:abc", req(node), clientUsages, []string{"nodeclient"}},
+		{"other signer", certificatesv1.KubeAPIServerClientSignerName, "system:node:n1", req(node), clientUsages, nil},
+		{"serving usages", certificatesv1.KubeAPIServerClientKubeletSignerName, "system:node:n1", req(node), []certificatesv1.KeyUsage{"digital signature", "server auth"}, nil},
+		{"with a name", certificatesv1.KubeAPIServerClientKubeletSignerName, "system:node:n1", req(node, "n1.example"), clientUsages, nil},
+		{"not a node", certificatesv1.KubeAPIServerClientKubeletSignerName, "alice", req(pkix.Name{CommonName: "alice", Organization: []string{"system:nodes"}}), clientUsages, nil},
+	} {
+		csr := &certificatesv1.CertificateSigningRequest{Spec: certificatesv1.CertificateSigningRequestSpec{SignerName: tc.signer, Username: tc.requestor, Usages: tc.usages}}
+		if got := Recognized(csr, tc.req); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
