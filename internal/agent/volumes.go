@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
+	certificatesv1 "k8s.io/api/certificates/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -24,7 +25,7 @@ type volumes struct {
 
 func newVolumes(root string, client kubernetes.Interface, allocatable v1.ResourceList, log *slog.Logger) *volumes {
 	return &volumes{
-		m:    &volume.Manager{Root: root, Sources: apiSources{client}, NodeAllocatable: allocatable, Log: log},
+		m:    &volume.Manager{Root: root, Sources: apiSources{client}, Certificates: apiSources{client}, NodeAllocatable: allocatable, Log: log},
 		pods: map[string]map[string]volume.Volume{},
 	}
 }
@@ -77,4 +78,32 @@ func (s apiSources) Volume(ctx context.Context, name string) (*v1.PersistentVolu
 
 func (s apiSources) Token(ctx context.Context, ns, sa string, req *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
 	return s.c.CoreV1().ServiceAccounts(ns).CreateToken(ctx, sa, req, metav1.CreateOptions{})
+}
+
+func (s apiSources) ClusterTrustBundle(ctx context.Context, name string) (*certificatesv1.ClusterTrustBundle, error) {
+	return s.c.CertificatesV1().ClusterTrustBundles().Get(ctx, name, metav1.GetOptions{})
+}
+
+func (s apiSources) ClusterTrustBundles(ctx context.Context, signerName string) ([]certificatesv1.ClusterTrustBundle, error) {
+	list, err := s.c.CertificatesV1().ClusterTrustBundles().List(ctx, metav1.ListOptions{FieldSelector: "spec.signerName=" + signerName})
+	if err != nil {
+		return nil, err
+	}
+	return list.Items, nil
+}
+
+func (s apiSources) ServiceAccount(ctx context.Context, ns, name string) (*v1.ServiceAccount, error) {
+	return s.c.CoreV1().ServiceAccounts(ns).Get(ctx, name, metav1.GetOptions{})
+}
+
+func (s apiSources) Node(ctx context.Context, name string) (*v1.Node, error) {
+	return s.c.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+}
+
+func (s apiSources) CreatePodCertificateRequest(ctx context.Context, pcr *certificatesv1.PodCertificateRequest) (*certificatesv1.PodCertificateRequest, error) {
+	return s.c.CertificatesV1().PodCertificateRequests(pcr.Namespace).Create(ctx, pcr, metav1.CreateOptions{})
+}
+
+func (s apiSources) PodCertificateRequest(ctx context.Context, ns, name string) (*certificatesv1.PodCertificateRequest, error) {
+	return s.c.CertificatesV1().PodCertificateRequests(ns).Get(ctx, name, metav1.GetOptions{})
 }

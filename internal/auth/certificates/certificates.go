@@ -114,3 +114,43 @@ func ValidateUserAnnotations(annotations map[string]string, fldPath *field.Path)
 	}
 	return errs
 }
+
+// ClusterTrustBundleNameFor returns the rule for names of bundles of a
+// signer: SIGNER with "/" as ":", then ":" and a DNS subdomain; a bundle
+// without signer may not look like one.
+func ClusterTrustBundleNameFor(signerName string) func(name string, prefix bool) []string {
+	return func(name string, prefix bool) []string {
+		if signerName == "" {
+			if strings.Contains(name, ":") {
+				return []string{`ClusterTrustBundle without signer name must not have ":" in its name`}
+			}
+			return apivalidation.NameIsDNSSubdomain(name, prefix)
+		}
+		required := strings.ReplaceAll(signerName, "/", ":") + ":"
+		if !strings.HasPrefix(name, required) {
+			return []string{fmt.Sprintf("ClusterTrustBundle for signerName %s must be named with prefix %s", signerName, required)}
+		}
+		return apivalidation.NameIsDNSSubdomain(strings.TrimPrefix(name, required), prefix)
+	}
+}
+
+// Bounds of a pod certificate's lifetime: a signer may issue for one hour
+// at least, and at most 91 days (a day for Kubernetes' own signers).
+const (
+	MinMaxExpirationSeconds           = 60 * 60
+	MaxMaxExpirationSeconds           = 91 * 24 * 60 * 60
+	KubernetesMaxMaxExpirationSeconds = 24 * 60 * 60
+)
+
+// ValidateMaxExpirationSeconds bounds a requested lifetime: one hour to
+// 91 days, or to a day for Kubernetes' own signers.
+func ValidateMaxExpirationSeconds(fldPath *field.Path, signerName string, v int32) field.ErrorList {
+	hi := int32(MaxMaxExpirationSeconds)
+	if IsKubernetesSignerName(signerName) {
+		hi = KubernetesMaxMaxExpirationSeconds
+	}
+	if v < MinMaxExpirationSeconds || v > hi {
+		return field.ErrorList{field.Invalid(fldPath, v, fmt.Sprintf("must be in the range [%d, %d]", MinMaxExpirationSeconds, hi))}
+	}
+	return nil
+}

@@ -91,6 +91,11 @@ func (a *Authorizer) Authorize(_ context.Context, attrs authorizer.Attributes) (
 		case "/persistentvolumes":
 			return a.get(node, kindPV, attrs)
 		case "/serviceaccounts":
+			if attrs.GetVerb() == "get" && attrs.GetSubresource() == "" {
+				// The service accounts of its pods, whose UIDs a kubelet
+				// puts in their certificate requests, as upstream allows.
+				return a.related(node, kindServiceAccount, attrs)
+			}
 			if attrs.GetVerb() != "create" || attrs.GetName() == "" {
 				return authorizer.DecisionNoOpinion, "can only create tokens for individual service accounts", nil
 			}

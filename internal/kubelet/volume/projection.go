@@ -90,7 +90,7 @@ func (m *Manager) setupProjected(ctx context.Context, pod *v1.Pod, spec *v1.Volu
 			payload[k] = v
 		}
 	}
-	for _, s := range src.Sources {
+	for i, s := range src.Sources {
 		switch {
 		case s.Secret != nil:
 			optional := s.Secret.Optional != nil && *s.Secret.Optional
@@ -112,9 +112,11 @@ func (m *Manager) setupProjected(ctx context.Context, pod *v1.Pod, spec *v1.Volu
 			add(downwardAPIPayload(pod, s.DownwardAPI.Items, mode, m.NodeAllocatable))
 		case s.ServiceAccountToken != nil:
 			add(m.tokenPayload(ctx, pod, s.ServiceAccountToken, mode))
+		case s.ClusterTrustBundle != nil:
+			add(m.trustBundlePayload(ctx, s.ClusterTrustBundle, mode))
+		case s.PodCertificate != nil:
+			add(m.podCertificatePayload(ctx, pod, spec.Name, i, s.PodCertificate, mode))
 		}
-		// clusterTrustBundle and podCertificate sources are not served by
-		// this node; they contribute nothing.
 	}
 	if err := utilerrors.NewAggregate(errs); err != nil {
 		return Volume{}, err

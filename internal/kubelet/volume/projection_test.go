@@ -268,7 +268,6 @@ func TestProjectedVolume(t *testing.T) {
 			{ConfigMap: &v1.ConfigMapProjection{LocalObjectReference: v1.LocalObjectReference{Name: "kube-root-ca.crt"}, Items: []v1.KeyToPath{{Key: "ca.crt", Path: "ca.crt"}}}},
 			{DownwardAPI: &v1.DownwardAPIProjection{Items: []v1.DownwardAPIVolumeFile{{Path: "namespace", FieldRef: &v1.ObjectFieldSelector{FieldPath: "metadata.namespace"}}}}},
 			{Secret: &v1.SecretProjection{LocalObjectReference: v1.LocalObjectReference{Name: "creds"}, Items: []v1.KeyToPath{{Key: "pass", Path: "db/pass", Mode: ptr(int32(0o400))}}}},
-			{ClusterTrustBundle: &v1.ClusterTrustBundleProjection{Path: "bundle.pem"}},
 		},
 	}}}
 	vols, err := setup(t, m, podWith(vol))

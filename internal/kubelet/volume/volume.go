@@ -50,14 +50,18 @@ type Volume struct {
 // concurrently; calls for one pod must not (the kubelet's per-pod worker
 // serialises them).
 type Manager struct {
-	Root            string // pods directory
-	Sources         Sources
+	Root    string // pods directory
+	Sources Sources
+	// Certificates serves clusterTrustBundle and podCertificate
+	// projections; without it they fail.
+	Certificates    Certificates
 	NodeAllocatable v1.ResourceList  // resourceFieldRef defaults and tmpfs sizes
 	Now             func() time.Time // token refresh and version names; time.Now when nil
 	Log             *slog.Logger     // slog.Default() when nil
 
-	mu     sync.Mutex
-	tokens map[tokenKey]cachedToken
+	mu       sync.Mutex
+	tokens   map[tokenKey]cachedToken
+	podCerts map[podCertKey]*podCert
 }
 
 // Plugin directory names, as upstream's kubelet lays them out.
@@ -171,6 +175,7 @@ func (m *Manager) Teardown(podUID string) error {
 		return err
 	}
 	m.forgetTokens(uid)
+	m.forgetPodCerts(uid)
 	dir := filepath.Join(m.podDir(uid), "volumes")
 	if _, err := os.Lstat(dir); errors.Is(err, os.ErrNotExist) {
 		return nil

@@ -4,7 +4,6 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
-	"strings"
 	"time"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
@@ -48,32 +47,13 @@ var Clustertrustbundles = &registry.Resource{
 	}),
 }
 
-// ClusterTrustBundleNameFor returns the rule for names of bundles of a
-// signer: SIGNER with "/" as ":", then ":" and a DNS subdomain; a bundle
-// without signer may not look like one.
-func ClusterTrustBundleNameFor(signerName string) func(name string, prefix bool) []string {
-	return func(name string, prefix bool) []string {
-		if signerName == "" {
-			if strings.Contains(name, ":") {
-				return []string{`ClusterTrustBundle without signer name must not have ":" in its name`}
-			}
-			return apivalidation.NameIsDNSSubdomain(name, prefix)
-		}
-		required := strings.ReplaceAll(signerName, "/", ":") + ":"
-		if !strings.HasPrefix(name, required) {
-			return []string{fmt.Sprintf("ClusterTrustBundle for signerName %s must be named with prefix %s", signerName, required)}
-		}
-		return apivalidation.NameIsDNSSubdomain(strings.TrimPrefix(name, required), prefix)
-	}
-}
-
 func validateClusterTrustBundle(b *certificatesv1.ClusterTrustBundle) field.ErrorList {
 	return validateClusterTrustBundleWith(b, true)
 }
 
 func validateClusterTrustBundleWith(b *certificatesv1.ClusterTrustBundle, parseBundle bool) field.ErrorList {
 	var errs field.ErrorList
-	nameRule := ClusterTrustBundleNameFor(b.Spec.SignerName)
+	nameRule := certificates.ClusterTrustBundleNameFor(b.Spec.SignerName)
 	if b.Name != "" {
 		for _, msg := range nameRule(b.Name, false) {
 			errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), b.Name, msg))

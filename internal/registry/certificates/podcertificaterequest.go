@@ -29,14 +29,9 @@ import (
 
 // Upstream's limits on PodCertificateRequests.
 const (
-	maxStubPKCS10RequestSize = 10 * 1024
-	maxCertificateChainSize  = 100 * 1024
-	// A signer may issue for one hour at least, and at most 91 days (a day
-	// for Kubernetes' own signers).
-	minMaxExpirationSeconds           = 60 * 60
-	maxMaxExpirationSeconds           = 91 * 24 * 60 * 60
-	kubernetesMaxMaxExpirationSeconds = 24 * 60 * 60
-	defaultMaxExpirationSeconds       = 24 * 60 * 60
+	maxStubPKCS10RequestSize    = 10 * 1024
+	maxCertificateChainSize     = 100 * 1024
+	defaultMaxExpirationSeconds = 24 * 60 * 60
 )
 
 // Podcertificaterequests is the podcertificaterequests resource: a
@@ -107,7 +102,7 @@ func validatePCR(pcr *certificatesv1.PodCertificateRequest) field.ErrorList {
 	if pcr.Spec.MaxExpirationSeconds == nil {
 		return append(errs, field.Required(spec.Child("maxExpirationSeconds"), "must be set"))
 	}
-	errs = append(errs, ValidateMaxExpirationSeconds(spec.Child("maxExpirationSeconds"), pcr.Spec.SignerName, *pcr.Spec.MaxExpirationSeconds)...)
+	errs = append(errs, certificates.ValidateMaxExpirationSeconds(spec.Child("maxExpirationSeconds"), pcr.Spec.SignerName, *pcr.Spec.MaxExpirationSeconds)...)
 
 	if len(pcr.Spec.StubPKCS10Request) > maxStubPKCS10RequestSize {
 		return append(errs, field.TooLong(stubPath, "", maxStubPKCS10RequestSize))
@@ -120,19 +115,6 @@ func validatePCR(pcr *certificatesv1.PodCertificateRequest) field.ErrorList {
 		return append(errs, field.Invalid(stubPath, field.OmitValueType{}, "could not verify the request's signature"))
 	}
 	return append(errs, validateKeyType(stubPath, req.PublicKey)...)
-}
-
-// ValidateMaxExpirationSeconds bounds a requested lifetime: one hour to
-// 91 days, or to a day for Kubernetes' own signers.
-func ValidateMaxExpirationSeconds(fldPath *field.Path, signerName string, v int32) field.ErrorList {
-	hi := int32(maxMaxExpirationSeconds)
-	if certificates.IsKubernetesSignerName(signerName) {
-		hi = kubernetesMaxMaxExpirationSeconds
-	}
-	if v < minMaxExpirationSeconds || v > hi {
-		return field.ErrorList{field.Invalid(fldPath, v, fmt.Sprintf("must be in the range [%d, %d]", minMaxExpirationSeconds, hi))}
-	}
-	return nil
 }
 
 func validateUID(fldPath *field.Path, uid string) field.ErrorList {

@@ -195,6 +195,25 @@ func TestValidatePodCreate(t *testing.T) {
 			p.Spec.Volumes = []corev1.Volume{{Name: "tok", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
 				Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token"}}}}}}}
 		}, []string{"spec.volumes[0].projected.sources[0].serviceAccountToken: Forbidden"}},
+		{"pod certificate and trust bundle projections", func(p *corev1.Pod) {
+			p.Spec.Volumes = []corev1.Volume{{Name: "certs", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+				Sources: []corev1.VolumeProjection{
+					{PodCertificate: &corev1.PodCertificateProjection{SignerName: "example.com/pods", KeyType: "ECDSAP256", CredentialBundlePath: "creds.pem"}},
+					{PodCertificate: &corev1.PodCertificateProjection{SignerName: "kubernetes.io/pods", KeyType: "DSA", MaxExpirationSeconds: ptrTo(int32(2 * 86400))}},
+					{PodCertificate: &corev1.PodCertificateProjection{SignerName: "pods", KeyType: "ED25519", KeyPath: "creds.pem", UserAnnotations: map[string]string{"plain": "x"}}},
+					{ClusterTrustBundle: &corev1.ClusterTrustBundleProjection{Name: ptrTo("example.com:foo:Bad"), Path: "ca.pem"}},
+					{ClusterTrustBundle: &corev1.ClusterTrustBundleProjection{SignerName: ptrTo("example.com"), Path: "ca2.pem"}},
+				}}}}}
+		}, []string{
+			"spec.volumes[0].projected: Invalid value",
+			"spec.volumes[0].projected.sources[1].podCertificate: Required value",
+			"spec.volumes[0].projected.sources[1].podCertificate.keyType: Unsupported value",
+			"spec.volumes[0].projected.sources[1].podCertificate.maxExpirationSeconds: Invalid value",
+			"spec.volumes[0].projected.sources[2].podCertificate.signerName: Invalid value",
+			"spec.volumes[0].projected.sources[2].podCertificate.userAnnotations: Invalid value",
+			"spec.volumes[0].projected.sources[3].clusterTrustBundle.name: Invalid value",
+			"spec.volumes[0].projected.sources[4].clusterTrustBundle.signerName: Invalid value",
+		}},
 		{"security context", func(p *corev1.Pod) {
 			p.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsUser: ptrTo(int64(-1)), SeccompProfile: &corev1.SeccompProfile{Type: "Custom"}}
 			p.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{AllowPrivilegeEscalation: ptrTo(false), Privileged: ptrTo(true)}

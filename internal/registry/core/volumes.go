@@ -5,6 +5,7 @@ import (
 	"net"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -15,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/orca-project/orca/internal/auth/certificates"
 )
 
 // ---- defaults ----
@@ -728,12 +731,23 @@ func validateProjectedVolumeSource(p *corev1.ProjectedVolumeSource, fldPath *fie
 				if *ctb.Name == "" {
 					allErrs = append(allErrs, field.Required(projPath.Child("name"), "must be a valid object name"))
 				}
+				// A name that looks like a signer's bundle must follow the
+				// naming rule of that signer.
+				signer := ""
+				if i := strings.LastIndex(*ctb.Name, ":"); i >= 0 {
+					signer = strings.ReplaceAll((*ctb.Name)[:i], ":", "/")
+				}
+				for _, msg := range certificates.ClusterTrustBundleNameFor(signer)(*ctb.Name, false) {
+					allErrs = append(allErrs, field.Invalid(projPath.Child("name"), *ctb.Name, "not a valid clustertrustbundlename: "+msg))
+				}
 				if ctb.LabelSelector != nil {
 					allErrs = append(allErrs, field.Invalid(projPath.Child("labelSelector"), ctb.LabelSelector, "labelSelector must be unset if name is specified"))
 				}
 			case ctb.SignerName != nil:
 				if *ctb.SignerName == "" {
 					allErrs = append(allErrs, field.Required(projPath.Child("signerName"), "must be a valid signer name"))
+				} else {
+					allErrs = append(allErrs, certificates.ValidateSignerName(projPath.Child("signerName"), *ctb.SignerName)...)
 				}
 				allErrs = append(allErrs, metav1validation.ValidateLabelSelector(ctb.LabelSelector,
 					metav1validation.LabelSelectorValidationOptions{}, projPath.Child("labelSelector"))...)
@@ -746,12 +760,56 @@ func validateProjectedVolumeSource(p *corev1.ProjectedVolumeSource, fldPath *fie
 			allErrs = append(allErrs, validateLocalNonReservedPath(ctb.Path, projPath.Child("path"))...)
 			addPath(ctb.Path, ctb.Path)
 		}
-		if source.PodCertificate != nil {
+		if pc := source.PodCertificate; pc != nil {
 			numSources++
+			allErrs = append(allErrs, validatePodCertificateProjection(pc, srcPath.Child("podCertificate"), addPath)...)
 		}
 		if numSources > 1 {
 			allErrs = append(allErrs, field.Forbidden(srcPath, "may not specify more than 1 volume type per source"))
 		}
+	}
+	return allErrs
+}
+
+// podCertificateKeyTypes are the keys a kubelet generates for pods.
+var podCertificateKeyTypes = []string{"RSA3072", "RSA4096", "ECDSAP256", "ECDSAP384", "ECDSAP521", "ED25519"}
+
+// validatePodCertificateProjection is upstream's check of a podCertificate
+// source: a signer, a key type the kubelet knows, a lifetime within the
+// signer's bounds, at least one file, and domain-prefixed annotations.
+func validatePodCertificateProjection(pc *corev1.PodCertificateProjection, projPath *field.Path, addPath func(p, name string)) field.ErrorList {
+	allErrs := certificates.ValidateSignerName(projPath.Child("signerName"), pc.SignerName)
+	if !slices.Contains(podCertificateKeyTypes, pc.KeyType) {
+		allErrs = append(allErrs, field.NotSupported(projPath.Child("keyType"), pc.KeyType, podCertificateKeyTypes))
+	}
+	if e := pc.MaxExpirationSeconds; e != nil {
+		if *e < certificates.MinMaxExpirationSeconds {
+			allErrs = append(allErrs, field.Invalid(projPath.Child("maxExpirationSeconds"), *e, fmt.Sprintf("if provided, maxExpirationSeconds must be >= %d", certificates.MinMaxExpirationSeconds)))
+		}
+		hi := certificates.MaxMaxExpirationSeconds
+		if certificates.IsKubernetesSignerName(pc.SignerName) {
+			hi = certificates.KubernetesMaxMaxExpirationSeconds
+		}
+		if *e > int32(hi) {
+			allErrs = append(allErrs, field.Invalid(projPath.Child("maxExpirationSeconds"), *e, fmt.Sprintf("if provided, maxExpirationSeconds must be <= %d", hi)))
+		}
+	}
+	paths := 0
+	for _, f := range []struct {
+		name, path string
+	}{{"credentialBundlePath", pc.CredentialBundlePath}, {"keyPath", pc.KeyPath}, {"certificateChainPath", pc.CertificateChainPath}} {
+		if f.path == "" {
+			continue
+		}
+		paths++
+		allErrs = append(allErrs, validateLocalNonReservedPath(f.path, projPath.Child(f.name))...)
+		addPath(f.path, f.path)
+	}
+	if paths == 0 {
+		allErrs = append(allErrs, field.Required(projPath, "specify at least one of credentialBundlePath, keyPath, and certificateChainPath"))
+	}
+	if pc.UserAnnotations != nil {
+		allErrs = append(allErrs, certificates.ValidateUserAnnotations(pc.UserAnnotations, projPath.Child("userAnnotations"))...)
 	}
 	return allErrs
 }
