@@ -124,6 +124,17 @@ func TestClusterTrustBundleAPI(t *testing.T) {
 		t.Errorf("writer updating a signer's bundle: %v", err)
 	}
 
+	// kubectl apply needs the OpenAPI models of the group.
+	applied := "apiVersion: certificates.k8s.io/v1\nkind: ClusterTrustBundle\nmetadata:\n  name: applied-" + suffix + "\nspec:\n  trustBundle: |\n" +
+		"    " + strings.ReplaceAll(strings.TrimSpace(other.pem), "\n", "\n    ") + "\n"
+	if out := mustKubectl(t, applied, "apply", "-f", "-"); !strings.Contains(out, "clustertrustbundle.certificates.k8s.io/applied-"+suffix+" created") {
+		t.Errorf("kubectl apply: %q", out)
+	}
+	cleanup("applied-" + suffix)
+	if out := mustKubectl(t, "", "explain", "clustertrustbundle.spec.signerName"); !strings.Contains(out, "signerName indicates the associated signer") {
+		t.Errorf("kubectl explain:\n%s", out)
+	}
+
 	list, err := ctbs.List(ctx, metav1.ListOptions{FieldSelector: "spec.signerName=" + signer})
 	if err != nil || len(list.Items) != 1 || list.Items[0].Name != prefix+"a" {
 		t.Fatalf("list by signer: %v %+v", err, list)
