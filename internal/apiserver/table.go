@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"net/http"
+	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -38,6 +39,17 @@ func (s *Server) convert(r *http.Request, res *resource, out negotiated, obj run
 		objs, err := meta.ExtractList(obj)
 		if err != nil {
 			return nil, err
+		}
+		if res.Table != nil && res.Table.Less != nil {
+			slices.SortStableFunc(objs, func(a, b runtime.Object) int {
+				switch {
+				case res.Table.Less(a, b):
+					return -1
+				case res.Table.Less(b, a):
+					return 1
+				}
+				return 0
+			})
 		}
 		lm, _ := meta.ListAccessor(obj)
 		pl := &metav1.PartialObjectMetadataList{
@@ -85,6 +97,17 @@ func (s *Server) toTable(r *http.Request, res *resource, obj runtime.Object, wit
 		var err error
 		if objs, err = meta.ExtractList(obj); err != nil {
 			return nil, err
+		}
+		if res.Table != nil && res.Table.Less != nil {
+			slices.SortStableFunc(objs, func(a, b runtime.Object) int {
+				switch {
+				case res.Table.Less(a, b):
+					return -1
+				case res.Table.Less(b, a):
+					return 1
+				}
+				return 0
+			})
 		}
 		lm, _ := meta.ListAccessor(obj)
 		t.ResourceVersion = lm.GetResourceVersion()

@@ -186,6 +186,10 @@ type Table struct {
 	// OwnName means Columns place the name themselves, so the server adds
 	// no leading NAME column (upstream's events print it last).
 	OwnName bool
+	// Less, when set, orders the rows of a list, as the few upstream
+	// printers that sort do (FlowSchemas by matching precedence); nil
+	// keeps the storage order.
+	Less func(a, b runtime.Object) bool
 }
 
 // Typed adapts a hook written for one concrete type to the generic form.

@@ -12,6 +12,7 @@ import (
 	"github.com/orca-project/orca/internal/registry/core"
 	"github.com/orca-project/orca/internal/registry/discovery"
 	"github.com/orca-project/orca/internal/registry/events"
+	"github.com/orca-project/orca/internal/registry/flowcontrol"
 	"github.com/orca-project/orca/internal/registry/rbac"
 	"github.com/orca-project/orca/internal/registry/scheduling"
 	"github.com/orca-project/orca/internal/registry/storageclass"
@@ -40,5 +41,6 @@ func Resources() []*registry.Resource {
 		coordination.Leases,
 		discovery.Endpointslices,
 		scheduling.Priorityclasses,
+		flowcontrol.Flowschemas, flowcontrol.Prioritylevelconfigurations,
 	}
 }
