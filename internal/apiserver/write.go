@@ -334,10 +334,13 @@ func (s *Server) prepareUpdate(ctx context.Context, res *resource, next, cur run
 	if res.Default != nil {
 		res.Default(next)
 	}
-	if sub == "" && res.PrepareForUpdate != nil {
+	// The object and /scale write the spec; /status and partial
+	// subresources never do.
+	writesSpec := !status && partial == nil
+	if writesSpec && res.PrepareForUpdate != nil {
 		res.PrepareForUpdate(next, cur)
 	}
-	if res.TracksGeneration && sub == "" {
+	if res.TracksGeneration && writesSpec {
 		if ns, os := specOf(next), specOf(cur); ns.IsValid() && !apiequality.Semantic.DeepEqual(ns.Interface(), os.Interface()) {
 			acc.SetGeneration(curAcc.GetGeneration() + 1)
 		}
