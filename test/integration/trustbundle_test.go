@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/json"
 	"encoding/pem"
 	"math/big"
 	"strings"
@@ -271,4 +272,120 @@ func TestPodCertificateRequestAPI(t *testing.T) {
 	if _, err := client.CertificatesV1().PodCertificateRequests(ns).Update(ctx, spec, metav1.UpdateOptions{}); !apierrors.IsInvalid(err) {
 		t.Errorf("changing the spec: %v", err)
 	}
+}
+
+// TestPodCertificateRequestAPIOperations follows upstream's conformance
+// test "should support PodCertificateRequest API operations": create, get,
+// list, update and every kind of patch of the object's labels and of the
+// status (server-side apply included), and deletion.
+func TestPodCertificateRequestAPIOperations(t *testing.T) {
+	ctx := context.Background()
+	ns := admissionNamespace(t, "pcr-ops")
+	pcrs := client.CertificatesV1().PodCertificateRequests(ns)
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stub, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{}, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	notBefore := time.Now().Add(-time.Minute).Truncate(time.Second)
+	notAfter := notBefore.Add(time.Hour)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(7), Subject: pkix.Name{CommonName: "e2e.example.com"}, NotBefore: notBefore, NotAfter: notAfter,
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, BasicConstraintsValid: true}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chain := string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
+	ts := func(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+	now, refresh := time.Now(), notBefore.Add(15*time.Minute)
+
+	create := func() *certificatesv1.PodCertificateRequest {
+		t.Helper()
+		pcr, err := pcrs.Create(ctx, &certificatesv1.PodCertificateRequest{
+			ObjectMeta: metav1.ObjectMeta{GenerateName: "e2e-example-pcr-"},
+			Spec: certificatesv1.PodCertificateRequestSpec{
+				SignerName: "example.com/e2e-" + ns, PodName: "test-pod", PodUID: "12345678-1234-1234-1234-123456789012",
+				ServiceAccountName: "default", ServiceAccountUID: "12345678-1234-1234-1234-123456789013",
+				NodeName: "test-node", NodeUID: "12345678-1234-1234-1234-123456789014", MaxExpirationSeconds: ptr.To[int32](86400),
+				StubPKCS10Request: stub,
+			},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pcr
+	}
+	label := `{"metadata": {"labels": {"test.podcertificaterequest.example.com": "test"}}}`
+	status := `{"status": {"certificateChain": ` + jsonString(chain) + `, "notBefore": "` + ts(notBefore) + `", "notAfter": "` + ts(notAfter) +
+		`", "beginRefreshAt": "` + ts(refresh) + `", "conditions": [{"type": "Issued", "status": "True", "reason": "E2E", "message": "Issued by E2E test patch", "lastTransitionTime": "` + ts(now) + `"}]}}`
+	jsonStatus := `[{"op": "add", "path": "/status/certificateChain", "value": ` + jsonString(chain) + `},
+		{"op": "add", "path": "/status/notBefore", "value": "` + ts(notBefore) + `"},
+		{"op": "add", "path": "/status/notAfter", "value": "` + ts(notAfter) + `"},
+		{"op": "add", "path": "/status/beginRefreshAt", "value": "` + ts(refresh) + `"},
+		{"op": "add", "path": "/status/conditions", "value": [{"type": "Issued", "status": "True", "reason": "E2E", "message": "m", "lastTransitionTime": "` + ts(now) + `"}]}]`
+	withKind := func(patch string) string {
+		return `{"apiVersion": "certificates.k8s.io/v1", "kind": "PodCertificateRequest", ` + strings.TrimPrefix(patch, "{")
+	}
+	for _, tc := range []struct {
+		name  string
+		pt    k8stypes.PatchType
+		patch string
+		sub   []string
+	}{
+		{"apply labels", k8stypes.ApplyPatchType, withKind(label), nil},
+		{"strategic labels", k8stypes.StrategicMergePatchType, label, nil},
+		{"merge labels", k8stypes.MergePatchType, label, nil},
+		{"json labels", k8stypes.JSONPatchType, `[{"op": "add", "path": "/metadata/labels", "value": {"test.podcertificaterequest.example.com": "test"}}]`, nil},
+		{"apply status", k8stypes.ApplyPatchType, withKind(status), []string{"status"}},
+		{"strategic status", k8stypes.StrategicMergePatchType, status, []string{"status"}},
+		{"merge status", k8stypes.MergePatchType, status, []string{"status"}},
+		{"json status", k8stypes.JSONPatchType, jsonStatus, []string{"status"}},
+	} {
+		pcr := create()
+		opts := metav1.PatchOptions{}
+		if tc.pt == k8stypes.ApplyPatchType {
+			opts.FieldManager = "e2e"
+		}
+		out, err := pcrs.Patch(ctx, pcr.Name, tc.pt, []byte(tc.patch), opts, tc.sub...)
+		switch {
+		case err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case tc.sub == nil && out.Labels["test.podcertificaterequest.example.com"] != "test":
+			t.Errorf("%s: labels %v", tc.name, out.Labels)
+		case tc.sub != nil && (out.Status.CertificateChain != chain || len(out.Status.Conditions) != 1):
+			t.Errorf("%s: status %+v", tc.name, out.Status)
+		}
+	}
+
+	pcr := create()
+	pcr.Labels = map[string]string{"test.podcertificaterequest.example.com": "test"}
+	if pcr, err = pcrs.Update(ctx, pcr, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pcr.Status.CertificateChain = chain
+	pcr.Status.NotBefore, pcr.Status.NotAfter, pcr.Status.BeginRefreshAt = ptr.To(metav1.NewTime(notBefore)), ptr.To(metav1.NewTime(notAfter)), ptr.To(metav1.NewTime(refresh))
+	pcr.Status.Conditions = []metav1.Condition{{Type: "Issued", Status: metav1.ConditionTrue, Reason: "E2E", Message: "Issued by E2E test", LastTransitionTime: metav1.NewTime(now)}}
+	if _, err := pcrs.UpdateStatus(ctx, pcr, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if list, err := pcrs.List(ctx, metav1.ListOptions{}); err != nil || len(list.Items) != 9 {
+		t.Fatalf("list: %v", err)
+	}
+	if err := pcrs.Delete(ctx, pcr.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := pcrs.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if list, err := pcrs.List(ctx, metav1.ListOptions{}); err != nil || len(list.Items) != 0 {
+		t.Fatalf("after deletecollection: %v", err)
+	}
+}
+
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }
