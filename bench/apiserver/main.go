@@ -206,6 +206,9 @@ func run() error {
 	if *auditOnly {
 		return runAuditCost(ctx, strings.Repeat("x", 256))
 	}
+	if *gateOnly {
+		return runGateCost(ctx, strings.Repeat("x", 256))
+	}
 	srv, err := startServer(nil)
 	if err != nil {
 		return err
@@ -339,15 +342,20 @@ func run() error {
 	fmt.Printf("idle server RSS:             %.1f MB (target < 80 MB)\n", idleRSS)
 	fmt.Printf("server RSS with %d ConfigMaps:   %.1f MB\n", per*n, filledRSS)
 	fmt.Printf("server RSS after all phases:  %.1f MB (%d ConfigMaps, %d Pods, after concurrent lists)\n", fullRSS, count+per*n, podCreate.ops)
-	if *auditRounds == 0 {
-		return nil
-	}
-
-	// The audit comparison runs on fresh servers of its own, with this
-	// one gone so that it takes no CPU from them.
+	// The audit and gate comparisons run on fresh servers of their own,
+	// with this one gone so that it takes no CPU from them.
 	srv.stop()
-	fmt.Println()
-	return runAuditCost(ctx, payload)
+	if *auditRounds > 0 {
+		fmt.Println()
+		if err := runAuditCost(ctx, payload); err != nil {
+			return err
+		}
+	}
+	if *gateRounds > 0 {
+		fmt.Println()
+		return runGateCost(ctx, payload)
+	}
+	return nil
 }
 
 // watchDelivery opens many watchers, writes objects stamped with their send
