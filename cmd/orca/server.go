@@ -84,8 +84,9 @@ func newServerCommand() *cobra.Command {
 	f.IntVar(&opts.AuditLog.MaxAgeDays, "audit-log-maxage", 366, "the maximum number of days to retain old audit log files based on the timestamp encoded in their filename; 0 keeps them regardless of age")
 	f.IntVar(&opts.AuditLog.MaxBackups, "audit-log-maxbackup", 100, "the maximum number of old audit log files to retain; 0 keeps all")
 	f.IntVar(&opts.AuditLog.MaxSizeMB, "audit-log-maxsize", 100, "the maximum size in megabytes of the audit log file before it gets rotated; 0 disables rotation")
-	f.IntVar(&opts.MaxRequestsInFlight, "max-requests-inflight", 400, "the maximum number of non-mutating requests in flight at a given time; beyond it the server answers 429; 0 disables the limit")
-	f.IntVar(&opts.MaxMutatingRequestsInFlight, "max-mutating-requests-inflight", 200, "the maximum number of mutating requests in flight at a given time; beyond it the server answers 429; 0 disables the limit")
+	f.IntVar(&opts.MaxRequestsInFlight, "max-requests-inflight", 400, "the maximum number of non-mutating requests in flight at a given time; beyond it the server answers 429; 0 disables the limit. With priority and fairness, this and --max-mutating-requests-inflight add up to the server's total concurrency limit")
+	f.IntVar(&opts.MaxMutatingRequestsInFlight, "max-mutating-requests-inflight", 200, "the maximum number of mutating requests in flight at a given time; beyond it the server answers 429; 0 disables the limit. With priority and fairness, this and --max-requests-inflight add up to the server's total concurrency limit")
+	f.BoolVar(&opts.EnablePriorityAndFairness, "enable-priority-and-fairness", true, "if true, replace the max-in-flight handler with an enhanced one that queues and dispatches with priority and fairness")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	return cmd
 }

@@ -119,8 +119,9 @@ func (s *statusRecorder) Flush() {
 
 // buildHandler assembles the filter chain in upstream's order: request
 // attributes and audit ID, panic recovery, authentication (client
-// certificates, then bearer tokens), audit, impersonation, the in-flight
-// limit, authorization, then routing with its metrics.
+// certificates, then bearer tokens), audit, impersonation, API Priority
+// and Fairness or else the max-in-flight limit, authorization, then
+// routing with its metrics.
 func (s *Server) buildHandler() http.Handler {
 	metricsHandler := promhttp.HandlerFor(s.cfg.Metrics, promhttp.HandlerOpts{})
 	// The configured authenticator (client certificates) goes first, then
@@ -175,7 +176,11 @@ func (s *Server) buildHandler() http.Handler {
 	if authn != nil {
 		h = s.withAuthorization(h)
 	}
-	h = s.withMaxInFlight(h)
+	if s.cfg.FlowControl != nil {
+		h = s.withPriorityAndFairness(h)
+	} else {
+		h = s.withMaxInFlight(h)
+	}
 	unauthorized := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, apierrors.NewUnauthorized("Unauthorized"))
 	}))

@@ -68,9 +68,11 @@ func (m *maxInFlight) report(ctx context.Context) {
 	}
 }
 
-// errTooManyRequests is the answer when no slot is free: upstream's
-// message, as a Status that tells clients to retry after a second.
-var errTooManyRequests = apierrors.NewTooManyRequests("Too many requests, please try again later.", 1)
+// errTooManyRequests is the answer when no seat or slot is free:
+// upstream's message, as a Status that tells clients when to retry.
+func errTooManyRequests(retryAfter int) error {
+	return apierrors.NewTooManyRequests("Too many requests, please try again later.", retryAfter)
+}
 
 // withMaxInFlight limits the requests it passes on. Long-running requests
 // take no slot, and members of system:masters are served even when the
@@ -97,11 +99,6 @@ func (s *Server) withMaxInFlight(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		if st.resource {
-			ri := st.info
-			s.metrics.requests.WithLabelValues(verbLabel(ri.Verb), ri.Group, ri.Version, ri.Resource, ri.Subresource, "429").Inc()
-		}
-		w.Header().Set("Retry-After", "1")
-		s.writeError(w, r, errTooManyRequests)
+		s.tooManyRequests(w, r, st, 1)
 	})
 }

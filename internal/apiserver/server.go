@@ -23,6 +23,7 @@ import (
 
 	"github.com/orca-project/orca/internal/admission"
 	"github.com/orca-project/orca/internal/audit"
+	"github.com/orca-project/orca/internal/flowcontrol"
 	"github.com/orca-project/orca/internal/registry"
 	"github.com/orca-project/orca/internal/storage"
 	"github.com/orca-project/orca/internal/storage/cache"
@@ -83,6 +84,11 @@ type Config struct {
 	// --max-requests-inflight and --max-mutating-requests-inflight; 0
 	// leaves a kind unlimited.
 	MaxRequestsInFlight, MaxMutatingRequestsInFlight int
+	// FlowControl, when set, admits requests by API Priority and Fairness
+	// in the max-in-flight limit's place (upstream's
+	// --enable-priority-and-fairness); the two limits above are then
+	// only its share of seats, which its creator has summed.
+	FlowControl *flowcontrol.Dispatcher
 }
 
 // Server is the API server's HTTP handler and the caches behind it.
@@ -97,8 +103,10 @@ type Server struct {
 	admission admission.Chain
 	kubelet   *http.Transport
 	tokens    *tokens
-	// maxInFlight is nil without in-flight limits.
+	// maxInFlight is nil without in-flight limits or with API Priority
+	// and Fairness, which has apf instead.
 	maxInFlight *maxInFlight
+	apf         *apfGauges
 
 	// podTransport reaches pods for pods/proxy.
 	podTransport *http.Transport
@@ -165,7 +173,11 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.metrics = m
-	if s.maxInFlight, err = newMaxInFlight(cfg.MaxRequestsInFlight, cfg.MaxMutatingRequestsInFlight, cfg.Metrics); err != nil {
+	if cfg.FlowControl != nil {
+		if s.apf, err = newAPFGauges(cfg.Metrics); err != nil {
+			return nil, err
+		}
+	} else if s.maxInFlight, err = newMaxInFlight(cfg.MaxRequestsInFlight, cfg.MaxMutatingRequestsInFlight, cfg.Metrics); err != nil {
 		return nil, err
 	}
 	s.checks = []healthCheck{
@@ -187,6 +199,7 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // namespaces, and blocks until ctx ends.
 func (s *Server) Run(ctx context.Context) error {
 	go s.maxInFlight.report(ctx)
+	go s.apf.report(ctx)
 	var wg sync.WaitGroup
 	cached := s.cachedResources()
 	for _, r := range cached {

@@ -87,6 +87,10 @@ func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request, res *resour
 		Namespace:         ri.Namespace,
 		Match:             opts.matcher(res),
 	})
+	// The cache has queued the current state for this watcher: the
+	// expensive part is done, so it gives back its seat, where upstream's
+	// cache watcher signals the same.
+	watchInitialized(ctx)
 	stream, serr := s.newEventStream(w, r, res, out)
 	if serr != nil {
 		if watcher != nil {

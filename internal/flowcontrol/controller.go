@@ -63,7 +63,7 @@ func (d *Dispatcher) Run(ctx context.Context, client kubernetes.Interface) error
 	factory.Start(ctx.Done())
 	defer factory.Shutdown()
 	if !cache.WaitForCacheSync(ctx.Done(), fsInformer.Informer().HasSynced, plInformer.Informer().HasSynced) {
-		return ctx.Err()
+		return nil
 	}
 	d.log.Info("API Priority and Fairness configuration synced")
 	notify()

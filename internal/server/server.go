@@ -82,6 +82,11 @@ type Options struct {
 	// leaves a kind unlimited (`orca server` defaults to upstream's 400
 	// and 200).
 	MaxRequestsInFlight, MaxMutatingRequestsInFlight int
+	// EnablePriorityAndFairness admits requests by API Priority and
+	// Fairness instead of the max-in-flight limits, which then only add
+	// up to the server's concurrency limit (upstream's
+	// --enable-priority-and-fairness, on in `orca server`).
+	EnablePriorityAndFairness bool
 	// ServiceCIDR and ServiceNodePortRange are the ranges service
 	// cluster IPs and node ports come from; k3s's defaults when empty.
 	ServiceCIDR, ServiceNodePortRange string
@@ -280,6 +285,12 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 		closeEtcd()
 		return nil, err
 	}
+	fc, err := newFlowControl(opts, reg)
+	if err != nil {
+		ln.Close()
+		closeEtcd()
+		return nil, err
+	}
 	plugins := &admissionPlugins{authz: z, podSecurity: podSecurity}
 	api, err = apiserver.New(apiserver.Config{
 		Admission:       plugins.chain,
@@ -305,6 +316,7 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 		Auditor:                     auditor,
 		MaxRequestsInFlight:         opts.MaxRequestsInFlight,
 		MaxMutatingRequestsInFlight: opts.MaxMutatingRequestsInFlight,
+		FlowControl:                 fc,
 	})
 	if err != nil {
 		ln.Close()
@@ -376,6 +388,11 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 	// Components started below act under their own identities, which the
 	// bootstrap roles authorize.
 	if err := reconcilePolicy(ctx, opts, tlsDir, ca, port); err != nil {
+		cancel()
+		_ = inst.Wait()
+		return nil, err
+	}
+	if err := startFlowControl(gctx, opts, tlsDir, ca, port, fc, g.Go); err != nil {
 		cancel()
 		_ = inst.Wait()
 		return nil, err

@@ -1,8 +1,10 @@
 // Package inflight caps how many requests of each kind an API server runs
 // at once, as upstream's max-in-flight filter (--max-requests-inflight,
-// --max-mutating-requests-inflight), and keeps the high-water mark that
-// upstream's apiserver_current_inflight_requests reports. It knows nothing
-// of HTTP: the caller decides a request's kind and what to answer when no
+// --max-mutating-requests-inflight), and keeps the high-water marks that
+// upstream's apiserver_current_inflight_requests and
+// apiserver_current_inqueue_requests report (Watermark, which API Priority
+// and Fairness uses too when it does the limiting). It knows nothing of
+// HTTP: the caller decides a request's kind and what to answer when no
 // slot is free.
 package inflight
 
@@ -41,11 +43,8 @@ func KindOf(verb string) Kind {
 // slots and is never limited.
 type Limiter struct {
 	slots [2]chan struct{}
-
-	mu sync.Mutex
-	// high is the most requests in flight of each kind since the last
-	// TakeWatermarks.
-	high [2]int
+	// marks counts the requests holding slots.
+	marks Watermark
 }
 
 // New returns a limiter with the given number of slots per kind; 0 turns
@@ -73,7 +72,7 @@ func (l *Limiter) Acquire(k Kind) bool {
 	}
 	select {
 	case c <- struct{}{}:
-		l.observe(k, len(c))
+		l.marks.Add(k, 1)
 		return true
 	default:
 		return false
@@ -87,27 +86,41 @@ func (l *Limiter) Release(k Kind) {
 		return
 	}
 	<-c
-	l.observe(k, len(c))
-}
-
-func (l *Limiter) observe(k Kind, n int) {
-	l.mu.Lock()
-	if n > l.high[k] {
-		l.high[k] = n
-	}
-	l.mu.Unlock()
+	l.marks.Add(k, -1)
 }
 
 // TakeWatermarks returns the most requests of each kind that were in
-// flight at once since the previous call. The next period starts from
-// the requests in flight now, not from zero as upstream's does, so that a
-// few slow requests holding their slots through a quiet second still show.
-func (l *Limiter) TakeWatermarks() (readOnly, mutating int) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	out := l.high
-	for k, c := range l.slots {
-		l.high[k] = len(c)
+// flight at once since the previous call (see Watermark.Take).
+func (l *Limiter) TakeWatermarks() (readOnly, mutating int) { return l.marks.Take() }
+
+// Watermark counts the requests of each kind in some state (holding a
+// slot, executing, waiting in a queue) and the most there were at once.
+// The zero value is ready to use.
+type Watermark struct {
+	mu sync.Mutex
+	n  [2]int
+	// high is the most requests of each kind since the last Take.
+	high [2]int
+}
+
+// Add changes the count of kind k by delta.
+func (w *Watermark) Add(k Kind, delta int) {
+	w.mu.Lock()
+	w.n[k] += delta
+	if w.n[k] > w.high[k] {
+		w.high[k] = w.n[k]
 	}
+	w.mu.Unlock()
+}
+
+// Take returns the most requests of each kind counted at once since the
+// previous call. The next period starts from the count now, not from
+// zero as upstream's does, so that a few slow requests holding on
+// through a quiet second still show.
+func (w *Watermark) Take() (readOnly, mutating int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := w.high
+	w.high = w.n
 	return out[ReadOnly], out[Mutating]
 }

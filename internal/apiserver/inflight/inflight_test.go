@@ -110,3 +110,18 @@ func TestConcurrentUseNeverExceedsTheLimit(t *testing.T) {
 		t.Errorf("watermark %d", mu)
 	}
 }
+
+func TestWatermarkCountsWithoutLimits(t *testing.T) {
+	var w Watermark
+	w.Add(ReadOnly, 1)
+	w.Add(ReadOnly, 1)
+	w.Add(ReadOnly, -1)
+	w.Add(Mutating, 1)
+	w.Add(Mutating, -1)
+	if ro, mu := w.Take(); ro != 2 || mu != 1 {
+		t.Errorf("watermarks = %d, %d; want 2, 1", ro, mu)
+	}
+	if ro, mu := w.Take(); ro != 1 || mu != 0 {
+		t.Errorf("next period = %d, %d; want 1, 0", ro, mu)
+	}
+}

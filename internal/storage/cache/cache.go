@@ -402,6 +402,14 @@ func (c *Cache) List(namespace string, match func(runtime.Object) bool) ([]runti
 	return out, c.rev
 }
 
+// Len returns how many objects the cache holds, which API Priority and
+// Fairness reads as the cost of a list.
+func (c *Cache) Len() int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.items.Len()
+}
+
 // Get returns the cached object at key.
 func (c *Cache) Get(key string) (runtime.Object, int64, bool) {
 	c.mu.RLock()
