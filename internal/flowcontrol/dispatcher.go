@@ -35,8 +35,8 @@ type Work struct {
 }
 
 // Dispatcher admits requests under API Priority and Fairness. It is safe
-// for concurrent use; until Run (or Update) gives it the cluster's
-// configuration, it has only the mandatory exempt and catch-all levels.
+// for concurrent use; until Run gives it the cluster's configuration, it
+// has only the mandatory exempt and catch-all levels.
 type Dispatcher struct {
 	serverCL int
 	now      func() time.Time
@@ -239,12 +239,8 @@ func (l *level) noteDemand(now time.Time) {
 	l.demand.set(now, float64(st.SeatsInUse+st.SeatsWaiting))
 }
 
-// Update digests a configuration: the levels' objects and the schemas'.
-// It returns the Dangling conditions the schemas should get.
-func (d *Dispatcher) Update(pls []*flowcontrolv1.PriorityLevelConfiguration, fss []*flowcontrolv1.FlowSchema) []conditionUpdate {
-	return d.update(pls, fss)
-}
-
+// update digests a configuration, the levels' objects and the schemas',
+// and returns the Dangling conditions the schemas should get.
 func (d *Dispatcher) update(pls []*flowcontrolv1.PriorityLevelConfiguration, fss []*flowcontrolv1.FlowSchema) []conditionUpdate {
 	d.mu.Lock()
 	defer d.mu.Unlock()

@@ -57,7 +57,7 @@ func testDispatcher(t *testing.T, queues, handSize, queueLength int32) (*Dispatc
 	fs := registry.SuggestedFlowSchemas()[8].DeepCopy() // global-default's rules, ByUser
 	fs.Name, fs.UID, fs.Spec.PriorityLevelConfiguration.Name = "users", "fs-uid", "users"
 	fs.Spec.Rules[0].Subjects = []flowcontrolv1.Subject{{Kind: flowcontrolv1.SubjectKindGroup, Group: &flowcontrolv1.GroupSubject{Name: "users"}}}
-	d.Update([]*flowcontrolv1.PriorityLevelConfiguration{pl}, []*flowcontrolv1.FlowSchema{fs})
+	d.update([]*flowcontrolv1.PriorityLevelConfiguration{pl}, []*flowcontrolv1.FlowSchema{fs})
 	return d, clock, reg
 }
 
@@ -225,7 +225,7 @@ func TestBorrowing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.Update(append(registry.MandatoryPriorityLevelConfigurations(), registry.SuggestedPriorityLevelConfigurations()...),
+	d.update(append(registry.MandatoryPriorityLevelConfigurations(), registry.SuggestedPriorityLevelConfigurations()...),
 		append(registry.MandatoryFlowSchemas(), registry.SuggestedFlowSchemas()...))
 	gd := d.cur.Load().levels["global-default"]
 	before := gd.currentCL
