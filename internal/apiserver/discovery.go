@@ -82,7 +82,6 @@ func subresourcesOf(r *resource) []subresourceInfo {
 			subresourceInfo{name: "log", kind: "Pod", verbs: metav1.Verbs{"get"}},
 			subresourceInfo{name: "portforward", kind: "PodPortForwardOptions", verbs: metav1.Verbs{"create", "get"}},
 			subresourceInfo{name: "proxy", kind: "PodProxyOptions", verbs: metav1.Verbs{"create", "delete", "get", "patch", "update"}},
-			subresourceInfo{name: "proxy", kind: "PodProxyOptions", verbs: metav1.Verbs{"create", "delete", "get", "patch", "update"}},
 		)
 	}
 	if r.Name == "serviceaccounts" {
@@ -96,9 +95,9 @@ func subresourcesOf(r *resource) []subresourceInfo {
 	}
 	if r.Status {
 		out = append(out, subresourceInfo{name: "status", kind: r.Kind, verbs: metav1.Verbs{"get", "patch", "update"}})
+	}
 	for name := range r.Subresources {
 		out = append(out, subresourceInfo{name: name, kind: r.Kind, verbs: metav1.Verbs{"get", "patch", "update"}})
-	}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
 	return out

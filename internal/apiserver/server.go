@@ -43,10 +43,10 @@ type Config struct {
 	// Authorizer decides what an authenticated caller may do; nil allows
 	// everything.
 	Authorizer Authorizer
-	// Anonymous lets requests without credentials through as
 	// RuleResolver lists a user's rules for SelfSubjectRulesReview (kubectl
 	// auth can-i --list); nil answers that the list is incomplete.
 	RuleResolver authorizer.RuleResolver
+	// Anonymous lets requests without credentials through as
 	// system:anonymous (upstream's --anonymous-auth); the authorizer then
 	// decides. Without it they get 401.
 	Anonymous bool
