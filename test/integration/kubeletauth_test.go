@@ -24,6 +24,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/orca-project/orca/internal/auth/delegating"
 	"github.com/orca-project/orca/internal/auth/pki"
@@ -202,9 +203,16 @@ func TestKubeletAuth(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = client.CoreV1().Nodes().Delete(context.Background(), node, metav1.DeleteOptions{}) })
-	n.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "127.0.0.1"}}
-	n.Status.DaemonEndpoints.KubeletEndpoint.Port = int32(port)
-	if _, err := client.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
+	// The node IPAM controller writes the new Node too: retry on conflict.
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if n, err = client.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{}); err != nil {
+			return err
+		}
+		n.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "127.0.0.1"}}
+		n.Status.DaemonEndpoints.KubeletEndpoint.Port = int32(port)
+		_, err = client.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{})
+		return err
+	}); err != nil {
 		t.Fatal(err)
 	}
 	var pod *corev1.Pod
@@ -215,9 +223,15 @@ func TestKubeletAuth(t *testing.T) {
 		}, metav1.CreateOptions{})
 		return err
 	})
-	pod.Status.Phase = corev1.PodRunning
-	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "app", Image: "busybox", Ready: true, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}
-	if _, err := client.CoreV1().Pods(ns).UpdateStatus(ctx, pod, metav1.UpdateOptions{}); err != nil {
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if pod, err = client.CoreV1().Pods(ns).Get(ctx, "web", metav1.GetOptions{}); err != nil {
+			return err
+		}
+		pod.Status.Phase = corev1.PodRunning
+		pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "app", Image: "busybox", Ready: true, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}
+		_, err = client.CoreV1().Pods(ns).UpdateStatus(ctx, pod, metav1.UpdateOptions{})
+		return err
+	}); err != nil {
 		t.Fatal(err)
 	}
 	if out := mustKubectl(t, "", "logs", "-n", ns, "web"); out != "hello from app\n" {
