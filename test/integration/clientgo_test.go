@@ -301,9 +301,11 @@ func TestPodFieldSelectorsAndBinding(t *testing.T) {
 	ctx := context.Background()
 	mkNamespace(t, "bind")
 	for _, n := range []string{"a", "b"} {
+		// A scheduler of another name: the in-process one would race the
+		// test's own binding and mark the pod unschedulable (no nodes).
 		_, err := client.CoreV1().Pods("bind").Create(ctx, &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: n},
-			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
+			Spec:       corev1.PodSpec{SchedulerName: "bound-by-hand", Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
 		}, metav1.CreateOptions{})
 		if err != nil {
 			t.Fatal(err)
