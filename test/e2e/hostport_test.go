@@ -55,6 +55,24 @@ func TestHostPortConflictRecreatesStatefulSetPod(t *testing.T) {
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// The set goes before the namespace's pods, and its pods are gone
+	// through the kubelet before the run ends: a set left to recreate
+	// ss-0 during the teardown left the port mapping of a sandbox the
+	// network plugin never removed.
+	t.Cleanup(func() {
+		fg := metav1.DeletePropagationForeground
+		_ = client.AppsV1().StatefulSets(ns).Delete(context.Background(), "ss", metav1.DeleteOptions{PropagationPolicy: &fg})
+		eventually(t, time.Minute, func() error {
+			pods, err := client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "app=ss-hostport"})
+			if err != nil {
+				return err
+			}
+			if len(pods.Items) > 0 {
+				return fmt.Errorf("%d pods of the set left", len(pods.Items))
+			}
+			return nil
+		})
+	})
 	// ss-0 fails at least once, under more than one uid: it is recreated.
 	uids := map[string]bool{}
 	eventually(t, time.Minute, func() error {
