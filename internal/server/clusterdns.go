@@ -20,6 +20,7 @@ import (
 	"github.com/orca-project/orca/internal/auth/bootstrappolicy"
 	"github.com/orca-project/orca/internal/auth/pki"
 	"github.com/orca-project/orca/internal/dns"
+	"github.com/orca-project/orca/internal/nodeaddr"
 )
 
 // DefaultClusterDNSPort is where the cluster DNS server listens: not 53,
@@ -232,23 +233,11 @@ func dnsNodeIP(opts Options) string {
 	if opts.Agent != nil && net.ParseIP(opts.Agent.NodeIP) != nil {
 		return opts.Agent.NodeIP
 	}
-	if ip := net.ParseIP(opts.AdvertiseAddress); ip != nil && !ip.IsLoopback() && !ip.IsUnspecified() {
+	if ip := net.ParseIP(opts.AdvertiseAddress); nodeaddr.Routable(ip) {
 		return ip.String()
 	}
-	// A UDP "connection" sends nothing; it only asks the kernel which
-	// address it would use.
-	if conn, err := net.Dial("udp4", "192.0.2.1:9"); err == nil {
-		defer conn.Close()
-		return conn.LocalAddr().(*net.UDPAddr).IP.String()
-	}
-	if addrs, err := net.InterfaceAddrs(); err == nil {
-		for _, a := range addrs {
-			if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && n.IP.To4() != nil {
-				return n.IP.String()
-			}
-		}
-	}
-	return ""
+	ip, _ := nodeaddr.Default()
+	return ip
 }
 
 // startClusterDNS runs the DNS server and the kube-dns reconciler in g.
