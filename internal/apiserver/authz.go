@@ -98,11 +98,17 @@ func (u User) Info() user.Info {
 // does.
 func requestAttributes(r *http.Request, u User) authorizer.AttributesRecord {
 	a := authorizer.AttributesRecord{User: u.Info(), Path: r.URL.Path}
-	ri, ok := parseAuthzRequestInfo(r)
-	if !ok {
+	// The chain's first filter parsed the request already.
+	st, parsed := r.Context().Value(requestStateKey{}).(*requestState)
+	if !parsed {
+		st = &requestState{}
+		st.info, st.resource = parseRequestInfo(r)
+	}
+	if !st.resource {
 		a.Verb = strings.ToLower(r.Method)
 		return a
 	}
+	ri := st.info
 	a.ResourceRequest = true
 	a.Verb, a.APIGroup, a.APIVersion = ri.Verb, ri.Group, ri.Version
 	a.Resource, a.Subresource, a.Namespace, a.Name = ri.Resource, ri.Subresource, ri.Namespace, ri.Name
@@ -130,35 +136,6 @@ func requestAttributes(r *http.Request, u User) authorizer.AttributesRecord {
 		}
 	}
 	return a
-}
-
-// parseAuthzRequestInfo is parseRequestInfo that also accepts the extra
-// path segments of proxy subresources (pods/NAME/proxy/PATH).
-func parseAuthzRequestInfo(r *http.Request) (requestInfo, bool) {
-	if ri, ok := parseRequestInfo(r); ok {
-		return ri, true
-	}
-	parts := splitPath(r.URL.Path)
-	i := 0
-	switch {
-	case len(parts) >= 3 && parts[0] == "api":
-		i = 2
-	case len(parts) >= 4 && parts[0] == "apis":
-		i = 3
-	default:
-		return requestInfo{}, false
-	}
-	if len(parts) > i+2 && parts[i] == "namespaces" {
-		i += 2
-	}
-	if len(parts) <= i+3 || parts[i+2] != "proxy" {
-		return requestInfo{}, false
-	}
-	short := *r
-	u := *r.URL
-	u.Path = "/" + strings.Join(parts[:i+3], "/")
-	short.URL = &u
-	return parseRequestInfo(&short)
 }
 
 // forbidden is upstream's 403 for an authorization refusal:
