@@ -502,11 +502,11 @@ func TestPodProxy(t *testing.T) {
 	if err != nil || string(got) != "GET /read?x=1 " {
 		t.Errorf("GET through the first declared port: %q, %v", got, err)
 	}
-	got, err = rc.Post().Namespace("default").Resource("pods").Name("server:"+strconv.Itoa(port)).SubResource("proxy").Suffix("write").Body([]byte(`{"Source":"prestop"}`)).DoRaw(ctx)
+	got, err = rc.Post().Namespace("default").Resource("pods").Name("server:" + strconv.Itoa(port)).SubResource("proxy").Suffix("write").Body([]byte(`{"Source":"prestop"}`)).DoRaw(ctx)
 	if err != nil || string(got) != `POST /write {"Source":"prestop"}` {
 		t.Errorf("POST with the port in the name: %q, %v", got, err)
 	}
-	got, err = rc.Get().Namespace("default").Resource("pods").Name("http:server:"+strconv.Itoa(port)).SubResource("proxy").DoRaw(ctx)
+	got, err = rc.Get().Namespace("default").Resource("pods").Name("http:server:" + strconv.Itoa(port)).SubResource("proxy").DoRaw(ctx)
 	if err != nil || string(got) != "GET / " {
 		t.Errorf("scheme in the name, no path: %q, %v", got, err)
 	}
