@@ -159,4 +159,3 @@ func restrictedLabels(labels, old map[string]string) []string {
 	sort.Strings(bad)
 	return bad
 }
-

@@ -41,7 +41,9 @@ type Authorizer struct {
 
 // New returns a Node authorizer; rules are the system:node role's, which
 // every node holds for what is not subdivided by object.
-func New(src Source, rules []rbacv1.PolicyRule) *Authorizer { return &Authorizer{src: src, rules: rules} }
+func New(src Source, rules []rbacv1.PolicyRule) *Authorizer {
+	return &Authorizer{src: src, rules: rules}
+}
 
 var _ authorizer.UnconditionalAuthorizer = (*Authorizer)(nil)
 

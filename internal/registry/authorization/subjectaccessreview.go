@@ -27,8 +27,8 @@ var Localsubjectaccessreviews = &registry.Resource{
 	Group: "authorization.k8s.io", Version: "v1", Name: "localsubjectaccessreviews",
 	Singular: "localsubjectaccessreview", Kind: "LocalSubjectAccessReview",
 	Namespaced: true, CreateOnly: true,
-	New:        func() runtime.Object { return &authorizationv1.LocalSubjectAccessReview{} },
-	Validate:   registry.TypedValidate(validateLocalSubjectAccessReview),
+	New:      func() runtime.Object { return &authorizationv1.LocalSubjectAccessReview{} },
+	Validate: registry.TypedValidate(validateLocalSubjectAccessReview),
 }
 
 // Selfsubjectrulesreviews is the selfsubjectrulesreviews resource: "what
