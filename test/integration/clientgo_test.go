@@ -159,23 +159,42 @@ func TestStatusSubresourceSeparatesSpecAndStatus(t *testing.T) {
 	if d.Status.Replicas != 0 {
 		t.Errorf("status set on create: %d", d.Status.Replicas)
 	}
-	d.Status.Replicas = 3
-	d.Spec.Replicas = ptr.To[int32](7)
-	out, err := client.AppsV1().Deployments("status").UpdateStatus(ctx, d, metav1.UpdateOptions{})
-	if err != nil {
+	// The deployment controller writes the object too: each write is
+	// retried on a fresh read when it conflicts with one of the
+	// controller's, and what must stay is compared with what was read.
+	var out *appsv1.Deployment
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur, err := client.AppsV1().Deployments("status").Get(ctx, "s", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		cur.Status.Replicas = 3
+		cur.Spec.Replicas = ptr.To[int32](7)
+		out, err = client.AppsV1().Deployments("status").UpdateStatus(ctx, cur, metav1.UpdateOptions{})
+		return err
+	}); err != nil {
 		t.Fatal(err)
 	}
 	if out.Status.Replicas != 3 || *out.Spec.Replicas != 1 {
 		t.Errorf("status update: status %d spec %d (spec must not change)", out.Status.Replicas, *out.Spec.Replicas)
 	}
-	out.Status.Replicas = 5
-	out.Spec.Replicas = ptr.To[int32](2)
-	out2, err := client.AppsV1().Deployments("status").Update(ctx, out, metav1.UpdateOptions{})
-	if err != nil {
+	var out2 *appsv1.Deployment
+	var stored int32
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur, err := client.AppsV1().Deployments("status").Get(ctx, "s", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		stored = cur.Status.Replicas
+		cur.Status.Replicas = stored + 2
+		cur.Spec.Replicas = ptr.To[int32](2)
+		out2, err = client.AppsV1().Deployments("status").Update(ctx, cur, metav1.UpdateOptions{})
+		return err
+	}); err != nil {
 		t.Fatal(err)
 	}
-	if out2.Status.Replicas != 3 || *out2.Spec.Replicas != 2 {
-		t.Errorf("main update: status %d (must stay 3) spec %d", out2.Status.Replicas, *out2.Spec.Replicas)
+	if out2.Status.Replicas != stored || *out2.Spec.Replicas != 2 {
+		t.Errorf("main update: status %d (must stay %d) spec %d", out2.Status.Replicas, stored, *out2.Spec.Replicas)
 	}
 }
 
