@@ -17,6 +17,7 @@ import (
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 )
 
@@ -163,9 +164,18 @@ func TestServerSideApplyRules(t *testing.T) {
 	if _, ok := managerEntry(dep, "creator", metav1.ManagedFieldsOperationUpdate, ""); !ok {
 		t.Errorf("create not recorded: %+v", dep.ManagedFields)
 	}
-	dep.Status.ObservedGeneration = 1
-	dep, err = client.AppsV1().Deployments("ssa-rules").UpdateStatus(ctx, dep, metav1.UpdateOptions{FieldManager: "status-writer"})
-	if err != nil {
+	// The deployment controller writes the status too: on a conflict the
+	// write is made again on a fresh read, always changing the field so
+	// that the writer owns it.
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur, err := client.AppsV1().Deployments("ssa-rules").Get(ctx, "d", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		cur.Status.ObservedGeneration++
+		dep, err = client.AppsV1().Deployments("ssa-rules").UpdateStatus(ctx, cur, metav1.UpdateOptions{FieldManager: "status-writer"})
+		return err
+	}); err != nil {
 		t.Fatal(err)
 	}
 	if e, ok := managerEntry(dep, "status-writer", metav1.ManagedFieldsOperationUpdate, "status"); !ok || !strings.Contains(string(e.FieldsV1.Raw), "observedGeneration") {
