@@ -182,6 +182,11 @@ func (r *resource) namespaceScoped() bool { return r.Namespaced }
 func (r *resource) kindMismatch(obj runtime.Object) error {
 	gvk := obj.GetObjectKind().GroupVersionKind()
 	want := r.GroupVersionKind()
+	// A body naming another kind without its apiVersion ({"kind":"Pod"})
+	// decodes into that kind's type with its type information cleared.
+	if reflect.TypeOf(obj) != reflect.TypeOf(r.New()) {
+		return apierrors.NewBadRequest(fmt.Sprintf("the kind in the data does not match the expected kind (%s)", want.Kind))
+	}
 	if gvk.Empty() {
 		return nil
 	}
