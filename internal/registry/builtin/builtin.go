@@ -26,7 +26,7 @@ func Resources() []*registry.Resource {
 		core.Configmaps, core.Secrets, core.Serviceaccounts,
 		core.Persistentvolumes, core.Persistentvolumeclaims,
 		core.Resourcequotas, core.Limitranges, core.Events,
-		core.Replicationcontrollers,
+		core.Replicationcontrollers, core.Podtemplates,
 		apps.Deployments, apps.Replicasets, apps.Statefulsets, apps.Daemonsets,
 		apps.Controllerrevisions,
 		events.Events,
