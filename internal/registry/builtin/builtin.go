@@ -13,6 +13,7 @@ import (
 	"github.com/orca-project/orca/internal/registry/discovery"
 	"github.com/orca-project/orca/internal/registry/events"
 	"github.com/orca-project/orca/internal/registry/flowcontrol"
+	"github.com/orca-project/orca/internal/registry/networking"
 	"github.com/orca-project/orca/internal/registry/rbac"
 	"github.com/orca-project/orca/internal/registry/scheduling"
 	"github.com/orca-project/orca/internal/registry/storageclass"
@@ -36,6 +37,7 @@ func Resources() []*registry.Resource {
 		batch.Jobs, batch.Cronjobs,
 		certificates.Certificatesigningrequests, certificates.Clustertrustbundles,
 		certificates.Podcertificaterequests,
+		networking.Ipaddresses, networking.Servicecidrs,
 		rbac.Roles, rbac.Rolebindings, rbac.Clusterroles, rbac.Clusterrolebindings,
 		storageclass.Storageclasses,
 		coordination.Leases,
