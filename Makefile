@@ -8,7 +8,7 @@ BIN       ?= bin/orca
 LDFLAGS   ?= $(shell hack/ldflags.sh)
 export LDFLAGS
 
-.PHONY: all build images up down test test-unit test-integration fuzz bench bench-scheduler bench-pods bench-proxy bench-dns bench-workloads vet clean
+.PHONY: all build images up down killall conformance conformance-smoke test test-unit test-integration fuzz bench bench-scheduler bench-pods bench-proxy bench-dns bench-workloads vet clean
 
 all: build
 
@@ -28,6 +28,18 @@ up: build
 ## down: stop the cluster started by `make up` (its data stays)
 down:
 	hack/down.sh
+
+## killall: stop the `make up` cluster and everything it runs (pods, containerd); PURGE=1 also removes its data
+killall:
+	hack/killall.sh $(if $(PURGE),--purge)
+
+## conformance: upstream's [Conformance] tests on a fresh 3-node cluster (FOCUS=REGEXP for a subset); report in _output/conformance
+conformance: build
+	FOCUS='$(FOCUS)' hack/conformance.sh
+
+## conformance-smoke: the conformance specs named in test/conformance/smoke.txt
+conformance-smoke: build
+	FOCUS="$$(grep -v '^#' test/conformance/smoke.txt | grep . | paste -sd'|')" hack/conformance.sh
 
 ## test: the whole test suite, as CI runs it
 test:

@@ -7,6 +7,9 @@
 #   hack/node.sh add NAME    start node NAME
 #   hack/node.sh del NAME    stop it and remove its namespace and data
 #   hack/node.sh ls          list the extra nodes
+#   hack/node.sh bridge      create the bridge only and print the host's
+#                            address on it (for a server whose own node
+#                            the extra nodes must route to)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ "$(id -u)" -eq 0 ] || { echo "extra nodes need root" >&2; exit 1; }
@@ -17,14 +20,28 @@ hostip=172.30.0.1
 
 cmd=${1:-}
 name=${2:-}
+make_bridge() {
+	if ! ip link show "$bridge" >/dev/null 2>&1; then
+		ip link add "$bridge" type bridge
+		ip addr add "$hostip/24" dev "$bridge"
+		ip link set "$bridge" up
+		sysctl -qw net.ipv4.ip_forward=1
+	fi
+}
+
 case "$cmd" in
 ls)
 	ls "$data/nodes" 2>/dev/null || true
 	exit 0
 	;;
+bridge)
+	make_bridge
+	echo "$hostip"
+	exit 0
+	;;
 add | del) [ -n "$name" ] || { echo "usage: $0 $cmd NAME" >&2; exit 2; } ;;
 *)
-	echo "usage: $0 add|del NAME, or $0 ls" >&2
+	echo "usage: $0 add|del NAME, or $0 ls|bridge" >&2
 	exit 2
 	;;
 esac
@@ -36,6 +53,8 @@ if [ "$cmd" = del ]; then
 		kill "$(cat "$dir/agent.pid")" 2>/dev/null || true
 		sleep 2
 	fi
+	# The node's containerd and its pods outlive the agent by design.
+	[ -d "$dir" ] && hack/killall.sh "$dir" >/dev/null
 	"$bin" kubectl delete node "$name" --ignore-not-found >/dev/null 2>&1 || true
 	ip netns del "$netns" 2>/dev/null || true
 	ip link del "v-$name" 2>/dev/null || true
@@ -46,12 +65,7 @@ fi
 
 [ -f "$data/kubeconfig" ] || { echo "no cluster in $data: run make up first" >&2; exit 1; }
 [ -d "$dir" ] && { echo "node $name exists; remove it with: $0 del $name" >&2; exit 1; }
-if ! ip link show "$bridge" >/dev/null 2>&1; then
-	ip link add "$bridge" type bridge
-	ip addr add "$hostip/24" dev "$bridge"
-	ip link set "$bridge" up
-	sysctl -qw net.ipv4.ip_forward=1
-fi
+make_bridge
 # The next free address on the bridge.
 used=$(
 	ip -4 -o addr show 2>/dev/null | awk '{print $4}' || true

@@ -14,5 +14,7 @@ echo "== go vet"
 $GO vet ./...
 echo "== unit and integration tests"
 $GO test -ldflags "$LDFLAGS" -timeout 20m ./...
+echo "== conformance harness (its own module; the suite itself runs in make conformance)"
+(cd test/conformance && $GO vet ./summary/... && $GO test ./summary/...)
 echo "== fuzz (short)"
 FUZZTIME=${FUZZTIME:-20s} make -s fuzz

@@ -105,6 +105,48 @@ func newImagesCommand() *cobra.Command {
 	buildCmd.Flags().StringVar(&busybox, "busybox", imagebuild.DefaultBusybox, "statically linked busybox binary to put into the busybox image")
 	_ = buildCmd.MarkFlagRequired("output")
 
-	cmd.AddCommand(importCmd, lsCmd, buildCmd)
+	var pack struct {
+		tag, output, workdir, user  string
+		entrypoint, cmd, env, ports []string
+	}
+	packCmd := &cobra.Command{
+		Use:   "pack DIR --tag REF --output FILE.tar",
+		Short: "Write a directory tree as a one-layer image (docker archive) for `images import`",
+		Long: "Turn a root file system prepared on disk into an image, for nodes that cannot pull: " +
+			"every file, directory and symlink under DIR with its mode and owner, and the config the flags give.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			entries, err := imagebuild.FromDir(args[0])
+			if err != nil {
+				return err
+			}
+			img := imagebuild.Image{Ref: pack.tag, Entries: entries, Config: imagebuild.Config{
+				Entrypoint: pack.entrypoint, Cmd: pack.cmd, Env: pack.env,
+				WorkingDir: pack.workdir, User: pack.user, ExposedPorts: pack.ports,
+			}}
+			if err := img.WriteFile(pack.output); err != nil {
+				return err
+			}
+			id, err := img.ID()
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: %s (%s)\n", pack.output, img.Ref, id)
+			return nil
+		},
+	}
+	pf = packCmd.Flags()
+	pf.StringVar(&pack.tag, "tag", "", "the image's reference (registry.example/name:tag)")
+	pf.StringVar(&pack.output, "output", "", "docker archive to write")
+	pf.StringArrayVar(&pack.entrypoint, "entrypoint", nil, "an element of the entrypoint (repeat for each)")
+	pf.StringArrayVar(&pack.cmd, "cmd", nil, "an element of the default command (repeat for each)")
+	pf.StringArrayVar(&pack.env, "env", []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}, "NAME=VALUE in the environment (repeat for each)")
+	pf.StringVar(&pack.workdir, "workdir", "", "working directory of the image's containers")
+	pf.StringVar(&pack.user, "user", "", "user (and group) the image's containers run as")
+	pf.StringArrayVar(&pack.ports, "expose", nil, "exposed port, 80/tcp (repeat for each)")
+	_ = packCmd.MarkFlagRequired("tag")
+	_ = packCmd.MarkFlagRequired("output")
+
+	cmd.AddCommand(importCmd, lsCmd, buildCmd, packCmd)
 	return cmd
 }

@@ -7,9 +7,11 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -304,5 +306,48 @@ func TestAppletLinks(t *testing.T) {
 	}
 	if _, err := appletLinks([]byte("\n")); err == nil {
 		t.Error("an empty applet list gave no error")
+	}
+}
+
+func TestFromDir(t *testing.T) {
+	dir := t.TempDir()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.MkdirAll(filepath.Join(dir, "usr/bin"), 0o755))
+	must(os.WriteFile(filepath.Join(dir, "usr/bin/tool"), []byte("#!/bin/sh\n"), 0o755))
+	must(os.Chmod(filepath.Join(dir, "usr/bin/tool"), 0o755|fs.ModeSetuid))
+	must(os.Symlink("usr/bin", filepath.Join(dir, "bin")))
+	must(os.Mkdir(filepath.Join(dir, "tmp"), 0o777))
+	must(os.Chmod(filepath.Join(dir, "tmp"), 0o777|fs.ModeSticky))
+
+	entries, err := FromDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]Entry{}
+	for _, e := range entries {
+		got[e.Path] = e
+	}
+	if e := got["/usr/bin/tool"]; e.Kind != File || string(e.Content) != "#!/bin/sh\n" || e.Mode != 0o755|fs.ModeSetuid {
+		t.Errorf("/usr/bin/tool = %+v, want a setuid file with its content", e)
+	}
+	if e := got["/bin"]; e.Kind != Symlink || e.Target != "usr/bin" {
+		t.Errorf("/bin = %+v, want a symlink to usr/bin", e)
+	}
+	if e := got["/tmp"]; e.Kind != Dir || e.Mode != 0o777|fs.ModeSticky {
+		t.Errorf("/tmp = %+v, want a sticky directory", e)
+	}
+	if _, err := (Image{Ref: "example.com/x:1", Entries: entries}).Build(); err != nil {
+		t.Fatalf("the entries do not build: %v", err)
+	}
+
+	// A fifo cannot be put into a layer: refused, with its path.
+	must(syscall.Mkfifo(filepath.Join(dir, "pipe"), 0o644))
+	if _, err := FromDir(dir); err == nil || !strings.Contains(err.Error(), "pipe") {
+		t.Errorf("FromDir with a fifo: err = %v, want an error naming it", err)
 	}
 }
