@@ -33,6 +33,7 @@ packages=(
   k8s.io/api/events/v1
   k8s.io/api/flowcontrol/v1
   k8s.io/api/networking/v1
+  k8s.io/api/node/v1
   k8s.io/api/rbac/v1
   k8s.io/api/scheduling/v1
   k8s.io/api/scheduling/v1alpha3 # batch/v1 Jobs reference its pod-group types

@@ -16,6 +16,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -102,6 +103,7 @@ type Kubelet struct {
 	services       corelisters.ServiceLister
 	servicesSync   cache.InformerSynced
 	clusterFactory informers.SharedInformerFactory
+	handlers       runtimeHandlers
 
 	mu      sync.Mutex
 	pods    map[types.UID]*v1.Pod
@@ -162,6 +164,12 @@ func New(cfg Config) *Kubelet {
 	k.clusterFactory = informers.NewSharedInformerFactory(cfg.Client, 0)
 	svcInf := k.clusterFactory.Core().V1().Services()
 	k.services, k.servicesSync = svcInf.Lister(), svcInf.Informer().HasSynced
+	k.handlers = runtimeHandlers{
+		lister: k.clusterFactory.Node().V1().RuntimeClasses().Lister(),
+		get: func(ctx context.Context, name string) (*nodev1.RuntimeClass, error) {
+			return cfg.Client.NodeV1().RuntimeClasses().Get(ctx, name, metav1.GetOptions{})
+		},
+	}
 	inf := k.factory.Core().V1().Pods()
 	k.lister = inf.Lister()
 	k.synced = inf.Informer().HasSynced

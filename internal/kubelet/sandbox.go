@@ -23,7 +23,11 @@ func (k *Kubelet) createSandbox(ctx context.Context, pod *v1.Pod, attempt uint32
 	if err != nil {
 		return "", err
 	}
-	resp, err := k.rt.RunPodSandbox(ctx, &runtimeapi.RunPodSandboxRequest{Config: cfg})
+	handler, err := k.handlers.lookup(ctx, pod.Spec.RuntimeClassName)
+	if err != nil {
+		return "", err
+	}
+	resp, err := k.rt.RunPodSandbox(ctx, &runtimeapi.RunPodSandboxRequest{Config: cfg, RuntimeHandler: handler})
 	if err != nil {
 		return "", err
 	}

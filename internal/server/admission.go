@@ -15,6 +15,7 @@ import (
 	"github.com/orca-project/orca/internal/admission/podsecurity"
 	"github.com/orca-project/orca/internal/admission/priority"
 	"github.com/orca-project/orca/internal/admission/resourcequota"
+	"github.com/orca-project/orca/internal/admission/runtimeclass"
 	"github.com/orca-project/orca/internal/admission/serviceaccount"
 	"github.com/orca-project/orca/internal/auth/rbac"
 )
@@ -75,6 +76,7 @@ func (p *admissionPlugins) chain(objects admission.Objects) admission.Chain {
 		podsecurity.New(objects, p.podSecurity),
 		priority.New(objects),
 		defaulttolerationseconds.New(),
+		runtimeclass.New(objects),
 		certadmission.NewNodePodCertificates(objects),
 		certadmission.NewApproval(p.authorizer()),
 		certadmission.NewSigning(p.authorizer()),

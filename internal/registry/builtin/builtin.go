@@ -14,6 +14,7 @@ import (
 	"github.com/orca-project/orca/internal/registry/events"
 	"github.com/orca-project/orca/internal/registry/flowcontrol"
 	"github.com/orca-project/orca/internal/registry/networking"
+	"github.com/orca-project/orca/internal/registry/node"
 	"github.com/orca-project/orca/internal/registry/rbac"
 	"github.com/orca-project/orca/internal/registry/scheduling"
 	"github.com/orca-project/orca/internal/registry/storageclass"
@@ -43,6 +44,7 @@ func Resources() []*registry.Resource {
 		coordination.Leases,
 		discovery.Endpointslices,
 		scheduling.Priorityclasses,
+		node.Runtimeclasses,
 		flowcontrol.Flowschemas, flowcontrol.Prioritylevelconfigurations,
 	}
 }

@@ -26,6 +26,12 @@ func TestFitFilter(t *testing.T) {
 	ephPod := tu.Pod("eph", "", "")
 	ephPod.Spec.Containers[0].Resources.Requests[v1.ResourceEphemeralStorage] = resource.MustParse("200Gi")
 	tiny := tu.WithAllocatable(tu.Node("n", 2, 4, nil), v1.ResourcePods, "1")
+	// A RuntimeClass's overhead counts as the pod's request, as upstream:
+	// 1500m of containers and 600m of sandbox do not fit in 2 CPUs.
+	withOverhead := func(p *v1.Pod, cpu string) *v1.Pod {
+		p.Spec.Overhead = v1.ResourceList{v1.ResourceCPU: resource.MustParse(cpu)}
+		return p
+	}
 	for _, tc := range []struct {
 		name string
 		pod  *v1.Pod
@@ -40,6 +46,9 @@ func TestFitFilter(t *testing.T) {
 		{"gpu on a node without", gpuPod, nodeWith(tu.Node("n", 2, 4, nil)), []string{"Insufficient nvidia.com/gpu"}},
 		{"gpu on a gpu node", gpuPod, nodeWith(tu.WithAllocatable(tu.Node("n", 2, 4, nil), "nvidia.com/gpu", "2")), nil},
 		{"ephemeral storage", ephPod, nodeWith(tu.Node("n", 2, 4, nil)), []string{"Insufficient ephemeral-storage"}},
+		{"overhead tips a pod over", withOverhead(tu.Pod("p", "1500m", ""), "600m"), nodeWith(tu.Node("n", 2, 4, nil)), []string{"Insufficient cpu"}},
+		{"overhead of bound pods", tu.Pod("p", "1", ""), nodeWith(tu.Node("n", 2, 4, nil), tu.OnNode(withOverhead(tu.Pod("x", "500m", ""), "600m"), "n")), []string{"Insufficient cpu"}},
+		{"overhead that fits", withOverhead(tu.Pod("p", "1500m", ""), "500m"), nodeWith(tu.Node("n", 2, 4, nil)), nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := (&Fit{}).Filter(context.Background(), nil, framework.NewPodInfo(tc.pod), tc.node)

@@ -1,0 +1,44 @@
+package core
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// The checks below are the core group's rules that other groups apply to
+// core types they embed (a RuntimeClass's tolerations and overhead, a
+// ResourceSlice's node selector), so that every group reports them with
+// the same paths and messages.
+
+// ValidateTolerations checks pod tolerations found at fldPath.
+func ValidateTolerations(tolerations []corev1.Toleration, fldPath *field.Path) field.ErrorList {
+	return validateTolerations(tolerations, fldPath)
+}
+
+// ValidateContainerResourceRequirements checks resource names and
+// quantities as a container's are checked, without resource claims.
+func ValidateContainerResourceRequirements(req *corev1.ResourceRequirements, fldPath *field.Path) field.ErrorList {
+	return validateResourceRequirements(req, validateContainerResourceName, nil, fldPath)
+}
+
+// ValidateNodeSelector checks a required node selector (at least one
+// term, valid requirements).
+func ValidateNodeSelector(ns *corev1.NodeSelector, fldPath *field.Path) field.ErrorList {
+	return validateNodeSelector(ns, false, fldPath)
+}
+
+// ValidateCSIDriverName checks a driver name as a CSI driver's: required,
+// at most 63 characters, a DNS subdomain once lower-cased.
+func ValidateCSIDriverName(name string, fldPath *field.Path) field.ErrorList {
+	return validateCSIDriverName(name, fldPath)
+}
+
+// ValidateDNS1123Label reports each way value is not a DNS label.
+func ValidateDNS1123Label(value string, fldPath *field.Path) field.ErrorList {
+	return validateDNS1123Label(value, fldPath)
+}
+
+// ValidateDNS1123Subdomain reports each way value is not a DNS subdomain.
+func ValidateDNS1123Subdomain(value string, fldPath *field.Path) field.ErrorList {
+	return validateDNS1123Subdomain(value, fldPath)
+}
