@@ -122,7 +122,7 @@ func newTestServices(t *testing.T, cidr, ports string) *Services {
 		t.Fatal(err)
 	}
 	// Tests share one etcd: clean the keys and services of earlier ones.
-	for _, k := range []string{ServiceIPsKey, ServiceNodePortsKey, servicesPrefix} {
+	for _, k := range []string{ServiceIPsKey, ServiceNodePortsKey, servicesPrefix, ipAddressesPrefix} {
 		if _, err := store.Client().Delete(context.Background(), k, clientv3.WithPrefix()); err != nil {
 			t.Fatal(err)
 		}

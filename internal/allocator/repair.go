@@ -42,7 +42,9 @@ func (a *Services) RunRepair(ctx context.Context, interval time.Duration) {
 // services from before the range existed), and values no service has held
 // for several repairs are freed (a crash between allocating and writing
 // the service, or between deleting it and releasing). A range that
-// changed while the services were read is left for the next round.
+// changed while the services were read is left for the next round. Then
+// the IPAddress objects are made to agree with the services (see
+// planIPAddresses).
 func (a *Services) Repair(ctx context.Context) error {
 	a.repairMu.Lock()
 	defer a.repairMu.Unlock()
@@ -66,6 +68,9 @@ func (a *Services) Repair(ctx context.Context) error {
 		if !conflict {
 			break
 		}
+	}
+	if err := a.repairIPAddresses(ctx); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

@@ -24,23 +24,38 @@ type Services struct {
 	ipRange  *Range
 	ptRange  *Range
 	store    *storage.Store
+	addrs    *storage.Store // IPAddress objects, with the API server's transformer for them
 	log      *slog.Logger
 	repairMu sync.Mutex
 	leaks    map[string]map[int]int // per range key: offset -> repairs that saw it leaked
 }
 
+// Option configures a Services allocator.
+type Option func(*Services)
+
+// WithIPAddressStore writes IPAddress objects through st rather than the
+// ranges' store: the API server reads them back, so they must pass
+// through the same encryption-at-rest transformer as its own writes.
+func WithIPAddressStore(st *storage.Store) Option {
+	return func(a *Services) { a.addrs = st }
+}
+
 // NewServices returns the allocator for a service CIDR and a node port
 // range kept in store. Init must run before it serves.
-func NewServices(store *storage.Store, ips IPRange, ports PortRange, log *slog.Logger) *Services {
+func NewServices(store *storage.Store, ips IPRange, ports PortRange, log *slog.Logger, opts ...Option) *Services {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Services{
-		IPs: ips, Ports: ports, store: store, log: log,
+	a := &Services{
+		IPs: ips, Ports: ports, store: store, addrs: store, log: log,
 		ipRange: NewRange(store, ServiceIPsKey, ips.String(), ips.Size(), ips.StaticBand()),
 		ptRange: NewRange(store, ServiceNodePortsKey, ports.String(), ports.Size, ports.StaticBand()),
 		leaks:   map[string]map[int]int{},
 	}
+	for _, o := range opts {
+		o(a)
+	}
+	return a
 }
 
 // Init creates or adopts the persisted ranges and marks what the stored
@@ -62,7 +77,9 @@ func (a *Services) FirstIP() netip.Addr { return a.IPs.Addr(0) }
 
 // txn is what one write allocated and what it will free once stored.
 type txn struct {
+	svc                *corev1.Service // whose IPAddresses freeIPs delete
 	ips, ports         []int
+	addrs              []heldAddress // created for ips
 	freeIPs, freePorts []int
 }
 
@@ -82,7 +99,7 @@ func (a *Services) Allocate(ctx context.Context, obj, old runtime.Object, dryRun
 	if err := a.initIPFamilies(svc); err != nil {
 		return nil, err
 	}
-	t := &txn{}
+	t := &txn{svc: svc}
 	if err := a.allocClusterIP(ctx, svc, prev, dryRun, t); err != nil {
 		return nil, err
 	}
@@ -104,6 +121,9 @@ func (a *Services) settle(ctx context.Context, t *txn, stored bool) {
 	ips, ports := t.ips, t.ports
 	if stored {
 		ips, ports = t.freeIPs, t.freePorts
+		a.releaseIPAddresses(ctx, nil, ips, t.svc)
+	} else {
+		a.releaseIPAddresses(ctx, t.addrs, nil, nil)
 	}
 	if err := a.ipRange.Release(ctx, ips); err != nil {
 		a.log.Warn("release service IPs; the repair loop will", "offsets", ips, "err", err)
@@ -119,7 +139,7 @@ func (a *Services) Release(ctx context.Context, obj runtime.Object) {
 	if !ok {
 		return
 	}
-	a.settle(ctx, &txn{freeIPs: a.ipOffsets(svc), freePorts: a.portOffsets(svc)}, true)
+	a.settle(ctx, &txn{svc: svc, freeIPs: a.ipOffsets(svc), freePorts: a.portOffsets(svc)}, true)
 }
 
 func needsClusterIP(svc *corev1.Service) bool {
@@ -251,16 +271,7 @@ func (a *Services) allocClusterIP(ctx context.Context, svc, prev *corev1.Service
 	}
 	t.freeIPs = held
 	if svc.Spec.ClusterIP == "" {
-		offs, err := a.ipRange.Reserve(ctx, nil, 1, dry)
-		if err != nil {
-			return apierrors.NewInternalError(fmt.Errorf("failed to allocate a serviceIP: %w", err))
-		}
-		ip := a.IPs.Addr(offs[0]).String()
-		svc.Spec.ClusterIP, svc.Spec.ClusterIPs = ip, []string{ip}
-		if !dry {
-			t.ips = offs
-		}
-		return nil
+		return a.allocNextClusterIP(ctx, svc, dry, t)
 	}
 	ipFail := func(msg string) error {
 		return invalid(svc, field.Invalid(clusterIPsPath, svc.Spec.ClusterIPs, fmt.Sprintf("failed to allocate IP %s: %s", svc.Spec.ClusterIP, msg)))
@@ -280,10 +291,57 @@ func (a *Services) allocClusterIP(ctx context.Context, svc, prev *corev1.Service
 		return apierrors.NewInternalError(fmt.Errorf("failed to allocate IP %s: %w", ip, err))
 	}
 	svc.Spec.ClusterIPs = []string{svc.Spec.ClusterIP}
-	if !dry {
-		t.ips = []int{off}
+	if dry {
+		return nil
 	}
+	uid, err := a.createIPAddress(ctx, ip, svc)
+	if err != nil {
+		a.releaseOffsets(ctx, []int{off})
+		if errors.Is(err, errIPAddressTaken) {
+			return ipFail("provided IP is already allocated")
+		}
+		return apierrors.NewInternalError(fmt.Errorf("failed to allocate IP %s: %w", ip, err))
+	}
+	t.ips, t.addrs = []int{off}, []heldAddress{{ip: ip, uid: uid}}
 	return nil
+}
+
+// allocNextClusterIP gives the service the next free address. One that
+// an IPAddress object already holds is passed over and kept reserved
+// until the choice is made, so the bitmap cannot offer it again; it is
+// then returned, since nothing of this allocator holds it.
+func (a *Services) allocNextClusterIP(ctx context.Context, svc *corev1.Service, dry bool, t *txn) error {
+	var skipped []int
+	defer func() { a.releaseOffsets(ctx, skipped) }()
+	for {
+		offs, err := a.ipRange.Reserve(ctx, nil, 1, dry)
+		if err != nil {
+			return apierrors.NewInternalError(fmt.Errorf("failed to allocate a serviceIP: %w", err))
+		}
+		ip := a.IPs.Addr(offs[0])
+		if !dry {
+			uid, err := a.createIPAddress(ctx, ip, svc)
+			if errors.Is(err, errIPAddressTaken) {
+				skipped = append(skipped, offs[0])
+				continue
+			}
+			if err != nil {
+				a.releaseOffsets(ctx, offs)
+				return apierrors.NewInternalError(fmt.Errorf("failed to allocate a serviceIP: %w", err))
+			}
+			t.ips, t.addrs = offs, []heldAddress{{ip: ip, uid: uid}}
+		}
+		svc.Spec.ClusterIP, svc.Spec.ClusterIPs = ip.String(), []string{ip.String()}
+		return nil
+	}
+}
+
+// releaseOffsets returns service IP offsets; a failure only leaks them
+// until the repair frees them.
+func (a *Services) releaseOffsets(ctx context.Context, offs []int) {
+	if err := a.ipRange.Release(context.WithoutCancel(ctx), offs); err != nil {
+		a.log.Warn("release service IPs; the repair loop will", "offsets", offs, "err", err)
+	}
 }
 
 // portWant is one node port the service needs: a specific one (value set)

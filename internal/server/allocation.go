@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"time"
 
+	networkingv1 "k8s.io/api/networking/v1"
+
 	"github.com/orca-project/orca/internal/allocator"
 	"github.com/orca-project/orca/internal/apiserver"
 	"github.com/orca-project/orca/internal/storage"
+	"github.com/orca-project/orca/internal/storage/encryption"
 )
 
 // Defaults of the service ranges, k3s's.
@@ -43,13 +46,19 @@ func serviceRanges(opts Options) (allocator.IPRange, allocator.PortRange, error)
 }
 
 // serviceAllocator prepares the persisted ranges and returns the
-// allocator the API server's write paths call.
-func serviceAllocator(ctx context.Context, store *storage.Store, opts Options) (*allocator.Services, error) {
+// allocator the API server's write paths call. It writes IPAddress
+// objects, which the API server serves, through the transformer the API
+// server reads them with.
+func serviceAllocator(ctx context.Context, store *storage.Store, opts Options, enc *encryption.Transformers) (*allocator.Services, error) {
 	ipr, pr, err := serviceRanges(opts)
 	if err != nil {
 		return nil, err
 	}
-	a := allocator.NewServices(store, ipr, pr, opts.Log)
+	addrs := store
+	if enc != nil {
+		addrs = store.WithTransformer(enc.TransformerForResource(networkingv1.Resource("ipaddresses")))
+	}
+	a := allocator.NewServices(store, ipr, pr, opts.Log, allocator.WithIPAddressStore(addrs))
 	if err := a.Init(ctx); err != nil {
 		return nil, fmt.Errorf("service ranges: %w", err)
 	}

@@ -273,7 +273,7 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 	// log with etcd.
 	onlyEtcd := closeEtcd
 	closeEtcd = func() { onlyEtcd(); closeAudit() }
-	alloc, err := serviceAllocator(ctx, store, opts)
+	alloc, err := serviceAllocator(ctx, store, opts, enc.transformers)
 	if err != nil {
 		ln.Close()
 		closeEtcd()
