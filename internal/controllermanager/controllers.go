@@ -16,6 +16,7 @@ import (
 	"github.com/orca-project/orca/internal/controller/replicaset"
 	"github.com/orca-project/orca/internal/controller/resourcequota"
 	"github.com/orca-project/orca/internal/controller/serviceaccount"
+	"github.com/orca-project/orca/internal/controller/servicecidrs"
 	"github.com/orca-project/orca/internal/controller/statefulset"
 	"github.com/orca-project/orca/internal/controller/ttlafterfinished"
 )
@@ -73,6 +74,9 @@ func DefaultControllers() []Descriptor {
 		}},
 		{Name: "serviceaccount", Workers: 1, New: func(c *Context) (Controller, error) {
 			return serviceaccount.New(c.Client, c.Informers, c.QueueMetrics, c.Log)
+		}},
+		{Name: "service-cidr", Workers: 5, New: func(c *Context) (Controller, error) {
+			return servicecidrs.New(c.Client, c.Informers, c.QueueMetrics, c.Log)
 		}},
 		{Name: "ttl-after-finished", Workers: 5, New: func(c *Context) (Controller, error) {
 			return ttlafterfinished.New(c.Client, c.Informers, c.QueueMetrics, c.Log)

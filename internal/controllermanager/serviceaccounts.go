@@ -36,6 +36,7 @@ var serviceAccounts = map[string]string{
 	"resourcequota":                 "resourcequota-controller",
 	"root-ca-cert-publisher":        "root-ca-cert-publisher",
 	"serviceaccount":                "service-account-controller",
+	"service-cidr":                  "service-cidrs-controller",
 	"servicelb":                     "service-lb-controller",
 	"statefulset":                   "statefulset-controller",
 	"ttl-after-finished":            "ttl-after-finished-controller",

@@ -397,6 +397,11 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 		_ = inst.Wait()
 		return nil, err
 	}
+	if err := startDefaultServiceCIDR(gctx, opts, tlsDir, ca, port, alloc.IPs.String(), g.Go); err != nil {
+		cancel()
+		_ = inst.Wait()
+		return nil, err
+	}
 	say("API server ready at %s", url)
 	if err := startClusterDNS(gctx, opts, tlsDir, ca, port, reg, g.Go); err != nil {
 		cancel()
