@@ -35,6 +35,7 @@ packages=(
   k8s.io/api/networking/v1
   k8s.io/api/node/v1
   k8s.io/api/rbac/v1
+  k8s.io/api/resource/v1
   k8s.io/api/scheduling/v1
   k8s.io/api/scheduling/v1alpha3 # batch/v1 Jobs reference its pod-group types
   k8s.io/api/storage/v1

@@ -386,6 +386,10 @@ func kubeSchedulerRules() []rbacv1.PolicyRule {
 		rule("create", "delete").groups(resourceGroup).resources("resourceclaims").build(),
 		// DeviceTaintRules (GA in v1.37).
 		rule(read...).groups(resourceGroup).resources("devicetaintrules").build(),
+		// Writing a claim's allocation or reservations also needs this
+		// (DRAResourceClaimGranularStatusAuthorization, beta and on since
+		// v1.36).
+		rule("update", "patch").groups(resourceGroup).resources("resourceclaims/binding").build(),
 	}
 }
 

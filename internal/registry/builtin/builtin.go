@@ -16,6 +16,7 @@ import (
 	"github.com/orca-project/orca/internal/registry/networking"
 	"github.com/orca-project/orca/internal/registry/node"
 	"github.com/orca-project/orca/internal/registry/rbac"
+	"github.com/orca-project/orca/internal/registry/resource"
 	"github.com/orca-project/orca/internal/registry/scheduling"
 	"github.com/orca-project/orca/internal/registry/storageclass"
 )
@@ -45,6 +46,8 @@ func Resources() []*registry.Resource {
 		discovery.Endpointslices,
 		scheduling.Priorityclasses,
 		node.Runtimeclasses,
+		resource.Deviceclasses, resource.Resourceclaims, resource.Resourceclaimtemplates,
+		resource.Resourceslices, resource.Devicetaintrules,
 		flowcontrol.Flowschemas, flowcontrol.Prioritylevelconfigurations,
 	}
 }

@@ -2,6 +2,7 @@ package core
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -28,7 +29,8 @@ func ValidateNodeSelector(ns *corev1.NodeSelector, fldPath *field.Path) field.Er
 }
 
 // ValidateCSIDriverName checks a driver name as a CSI driver's: required,
-// at most 63 characters, a DNS subdomain once lower-cased.
+// at most 63 characters, a DNS subdomain once lower-cased. DRA drivers
+// follow the same rule.
 func ValidateCSIDriverName(name string, fldPath *field.Path) field.ErrorList {
 	return validateCSIDriverName(name, fldPath)
 }
@@ -41,4 +43,10 @@ func ValidateDNS1123Label(value string, fldPath *field.Path) field.ErrorList {
 // ValidateDNS1123Subdomain reports each way value is not a DNS subdomain.
 func ValidateDNS1123Subdomain(value string, fldPath *field.Path) field.ErrorList {
 	return validateDNS1123Subdomain(value, fldPath)
+}
+
+// ValidateTemplateObjectMeta checks the metadata of an object template (a
+// claim template's claim): labels and annotations, and nothing else set.
+func ValidateTemplateObjectMeta(meta *metav1.ObjectMeta, fldPath *field.Path) field.ErrorList {
+	return validateTemplateObjectMeta(meta, fldPath)
 }

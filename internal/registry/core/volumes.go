@@ -582,10 +582,11 @@ func validateScaleIO(gateway, system, volumeName string, fldPath *field.Path) fi
 }
 
 func validateCSIDriverName(driverName string, fldPath *field.Path) field.ErrorList {
-	var allErrs field.ErrorList
 	if len(driverName) == 0 {
-		allErrs = append(allErrs, field.Required(fldPath, ""))
+		// Upstream says only that; the format errors of "" add nothing.
+		return field.ErrorList{field.Required(fldPath, "")}
 	}
+	var allErrs field.ErrorList
 	if len(driverName) > 63 {
 		allErrs = append(allErrs, field.TooLong(fldPath, "", 63))
 	}
