@@ -39,6 +39,7 @@ packages=(
   k8s.io/api/scheduling/v1
   k8s.io/api/scheduling/v1alpha3 # batch/v1 Jobs reference its pod-group types
   k8s.io/api/storage/v1
+  k8s.io/api/storagemigration/v1
   k8s.io/apimachinery/pkg/apis/meta/v1
   k8s.io/apimachinery/pkg/runtime
   k8s.io/apimachinery/pkg/util/intstr

@@ -19,6 +19,7 @@ import (
 	"github.com/orca-project/orca/internal/registry/resource"
 	"github.com/orca-project/orca/internal/registry/scheduling"
 	"github.com/orca-project/orca/internal/registry/storageclass"
+	"github.com/orca-project/orca/internal/registry/storagemigration"
 )
 
 // Resources returns every served resource. Groups appear in the order
@@ -49,5 +50,6 @@ func Resources() []*registry.Resource {
 		resource.Deviceclasses, resource.Resourceclaims, resource.Resourceclaimtemplates,
 		resource.Resourceslices, resource.Devicetaintrules,
 		flowcontrol.Flowschemas, flowcontrol.Prioritylevelconfigurations,
+		storagemigration.Storageversionmigrations,
 	}
 }
