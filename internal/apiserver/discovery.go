@@ -84,6 +84,12 @@ func subresourcesOf(r *resource) []subresourceInfo {
 			subresourceInfo{name: "proxy", kind: "PodProxyOptions", verbs: metav1.Verbs{"create", "delete", "get", "patch", "update"}},
 		)
 	}
+	switch r.GroupVersionResource() {
+	case servicesGVR:
+		out = append(out, subresourceInfo{name: "proxy", kind: "ServiceProxyOptions", verbs: metav1.Verbs{"create", "delete", "get", "patch", "update"}})
+	case nodesGVR:
+		out = append(out, subresourceInfo{name: "proxy", kind: "NodeProxyOptions", verbs: metav1.Verbs{"create", "delete", "get", "patch", "update"}})
+	}
 	if r.Name == "serviceaccounts" {
 		out = append(out, subresourceInfo{name: "token", kind: "TokenRequest", group: "authentication.k8s.io", version: "v1", verbs: metav1.Verbs{"create"}})
 	}

@@ -56,20 +56,6 @@ func newKubeletTransport(tlsConfig *tls.Config) *http.Transport {
 	}
 }
 
-// newPodTransport is the API server's client of pods and services for
-// their proxy subresources; a pod's certificate is not verified, as
-// upstream's proxy does not.
-func newPodTransport() *http.Transport {
-	d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
-	return &http.Transport{
-		DialContext:         d.DialContext,
-		TLSClientConfig:     &tls.Config{InsecureSkipVerify: true},
-		TLSHandshakeTimeout: 10 * time.Second,
-		MaxIdleConnsPerHost: 10,
-		IdleConnTimeout:     90 * time.Second,
-	}
-}
-
 // servePodConnect dispatches pods/log, pods/exec, pods/attach and
 // pods/portforward.
 func (s *Server) servePodConnect(w http.ResponseWriter, r *http.Request, res *resource, ri requestInfo) {
@@ -522,94 +508,11 @@ func hijackable(w http.ResponseWriter) http.ResponseWriter {
 	return w
 }
 
-// errorResponder answers a failure to reach the kubelet as a Status (a
-// 500 with the dial error, as upstream answers).
+// errorResponder answers a failure to reach the backend as a Status, as
+// upstream answers: a 500 with the dial error for the kubelet's streams,
+// a 503 "error trying to reach service" through the proxy subresources.
 type errorResponder struct{ s *Server }
 
 func (e errorResponder) Error(w http.ResponseWriter, r *http.Request, err error) {
 	e.s.writeError(w, r, err)
-}
-
-// servePodProxy is pods/proxy: the request, any verb, is passed to the
-// pod's IP ([scheme:]name[:port] in the name picks the scheme and port,
-// else the first declared container port) with the path after /proxy,
-// as upstream's API server proxies it.
-func (s *Server) servePodProxy(w http.ResponseWriter, r *http.Request, res *resource, ri requestInfo) {
-	scheme, name, port, ok := splitSchemeNamePort(ri.Name)
-	if !ok {
-		s.writeError(w, r, badRequest("invalid request %q", ri.Name))
-		return
-	}
-	obj, err := s.get(r.Context(), res, ri.Namespace, name, "")
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	pod, isPod := obj.(*corev1.Pod)
-	if !isPod {
-		s.writeError(w, r, fmt.Errorf("stored pod is a %T", obj))
-		return
-	}
-	loc, err := podProxyLocation(pod, scheme, port)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	loc.Path = ri.ProxyPath
-	if loc.Path == "" {
-		loc.Path = "/"
-	}
-	h := proxy.NewUpgradeAwareHandler(loc, s.podTransport, false, false, errorResponder{s})
-	if httpstream.IsUpgradeRequest(r) {
-		w = hijackable(w)
-	}
-	h.ServeHTTP(w, r)
-}
-
-// splitSchemeNamePort splits upstream's "[scheme:]name[:port]".
-func splitSchemeNamePort(id string) (scheme, name, port string, ok bool) {
-	parts := strings.Split(id, ":")
-	switch len(parts) {
-	case 1:
-		name = parts[0]
-	case 2:
-		name, port = parts[0], parts[1]
-	case 3:
-		scheme, name, port = parts[0], parts[1], parts[2]
-	default:
-		return "", "", "", false
-	}
-	if name == "" || (len(parts) == 2 && port == "") {
-		return "", "", "", false
-	}
-	if scheme != "" && scheme != "http" && scheme != "https" {
-		return "", "", "", false
-	}
-	return scheme, name, port, true
-}
-
-// podProxyLocation is where pods/proxy sends a request for the pod, as
-// upstream's pod ResourceLocation: the pod's IP and the port asked for,
-// or the first port a container declares.
-func podProxyLocation(pod *corev1.Pod, scheme, port string) (*url.URL, error) {
-	if port == "" {
-		for _, c := range pod.Spec.Containers {
-			if len(c.Ports) > 0 {
-				port = strconv.Itoa(int(c.Ports[0].ContainerPort))
-				break
-			}
-		}
-	}
-	ip := pod.Status.PodIP
-	if ip == "" || net.ParseIP(ip) == nil {
-		return nil, apierrors.NewServiceUnavailable(fmt.Sprintf("pod %s/%s has no IP address", pod.Namespace, pod.Name))
-	}
-	if scheme == "" {
-		scheme = "http"
-	}
-	loc := &url.URL{Scheme: scheme, Host: ip}
-	if port != "" {
-		loc.Host = net.JoinHostPort(ip, port)
-	}
-	return loc, nil
 }

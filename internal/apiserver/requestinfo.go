@@ -14,7 +14,7 @@ type requestInfo struct {
 	Namespace      string
 	Name           string
 	// Verb is the Kubernetes verb: get, list, watch, create, update, patch,
-	// delete, deletecollection.
+	// delete, deletecollection, or empty for other methods.
 	Verb string
 	// ProxyPath is the path a proxy subresource passes on
 	// (pods/NAME/proxy/PATH); empty for other requests.
@@ -88,7 +88,9 @@ func parseRequestInfo(r *http.Request) (requestInfo, bool) {
 			ri.Verb = "delete"
 		}
 	default:
-		ri.Verb = strings.ToLower(r.Method)
+		// Upstream gives other methods (OPTIONS, which the proxy
+		// subresources pass on) no verb; only a "*" rule allows them.
+		ri.Verb = ""
 	}
 	return ri, true
 }

@@ -24,6 +24,13 @@ func TestParseRequestInfo(t *testing.T) {
 		{"PATCH", "/apis/apps/v1/namespaces/d/deployments/x/scale", requestInfo{Group: "apps", Version: "v1", Namespace: "d", Resource: "deployments", Name: "x", Subresource: "scale", Verb: "patch"}, true},
 		{"GET", "/api/v1/namespaces/ns1/pods/p:8080/proxy/a/b/", requestInfo{Version: "v1", Namespace: "ns1", Resource: "pods", Name: "p:8080", Subresource: "proxy", ProxyPath: "/a/b/", Verb: "get"}, true},
 		{"POST", "/api/v1/namespaces/ns1/pods/p/proxy", requestInfo{Version: "v1", Namespace: "ns1", Resource: "pods", Name: "p", Subresource: "proxy", Verb: "create"}, true},
+		// The proxy subresources take their verb from the method, as
+		// upstream's; methods without a verb get none.
+		{"HEAD", "/api/v1/namespaces/ns1/services/https:s:443/proxy/x", requestInfo{Version: "v1", Namespace: "ns1", Resource: "services", Name: "https:s:443", Subresource: "proxy", ProxyPath: "/x", Verb: "get"}, true},
+		{"OPTIONS", "/api/v1/namespaces/ns1/services/s/proxy", requestInfo{Version: "v1", Namespace: "ns1", Resource: "services", Name: "s", Subresource: "proxy", Verb: ""}, true},
+		{"DELETE", "/api/v1/namespaces/ns1/services/s:http/proxy/", requestInfo{Version: "v1", Namespace: "ns1", Resource: "services", Name: "s:http", Subresource: "proxy", Verb: "delete"}, true},
+		{"PUT", "/api/v1/nodes/n1:10250/proxy/logs/", requestInfo{Version: "v1", Resource: "nodes", Name: "n1:10250", Subresource: "proxy", ProxyPath: "/logs/", Verb: "update"}, true},
+		{"PATCH", "/api/v1/nodes/n1/proxy/pods", requestInfo{Version: "v1", Resource: "nodes", Name: "n1", Subresource: "proxy", ProxyPath: "/pods", Verb: "patch"}, true},
 		{"GET", "/api/v1/namespaces/ns1/pods/p/log/more", requestInfo{}, false},
 		{"GET", "/apis/apps", requestInfo{}, false},
 		{"GET", "/api", requestInfo{}, false},

@@ -9,7 +9,9 @@ import (
 	"crypto/tls"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -108,8 +110,11 @@ type Server struct {
 	maxInFlight *maxInFlight
 	apf         *apfGauges
 
-	// podTransport reaches pods for pods/proxy.
+	// podTransport reaches pods, service endpoints and nodes' other
+	// ports for the proxy subresources.
 	podTransport *http.Transport
+	// proxyable says which addresses the proxy subresources may reach.
+	proxyable func(net.IP) bool
 
 	readyMu sync.Mutex
 	ready   bool
@@ -138,6 +143,7 @@ func New(cfg Config) (*Server, error) {
 		kubelet:   newKubeletTransport(cfg.KubeletClientTLS),
 	}
 	s.podTransport = newPodTransport()
+	s.proxyable = proxyableIP
 	for _, rr := range cfg.Resources {
 		r := newResource(rr, cfg.Store)
 		if cfg.Transformers != nil {
@@ -315,11 +321,11 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, ri reques
 		}
 		s.servePodConnect(w, r, res, ri)
 	case "proxy":
-		if res.Name != "pods" || ri.Group != "" {
+		if !proxySubresourceOf(res.GroupVersionResource()) {
 			s.writeError(w, r, errNotFoundPath())
 			return
 		}
-		s.servePodProxy(w, r, res, ri)
+		s.serveProxy(w, r, res, ri)
 	case "finalize":
 		if res.Name != "namespaces" || ri.Verb != "update" {
 			s.writeError(w, r, errNotFoundPath())
@@ -358,7 +364,7 @@ func (s *Server) serveMain(w http.ResponseWriter, r *http.Request, res *resource
 	case "deletecollection":
 		s.handleDeleteCollection(w, r, res, ri)
 	default:
-		s.writeError(w, r, apierrors.NewMethodNotSupported(res.GroupResource(), ri.Verb))
+		s.writeError(w, r, apierrors.NewMethodNotSupported(res.GroupResource(), strings.ToLower(r.Method)))
 	}
 }
 
