@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"path"
 	"reflect"
 	"strconv"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -99,7 +101,9 @@ func (s *Server) parseListOptions(r *http.Request, res *resource, ns string) (*l
 	if opts.rvMatch != "" && (opts.rv == "" || (opts.rvMatch == string(metav1.ResourceVersionMatchExact) && opts.rv == "0")) && !isTrue(q.Get("watch")) {
 		return nil, apierrors.NewBadRequest("resourceVersionMatch is forbidden unless resourceVersion is provided (and not 0 for Exact)")
 	}
-	if opts.cont != "" && opts.rv != "" {
+	// A continued list reads at its token's revision; upstream lets
+	// resourceVersion=0 ride along and ignores it.
+	if opts.cont != "" && opts.rv != "" && opts.rv != "0" {
 		return nil, apierrors.NewBadRequest("specifying resource version is not allowed when using continue")
 	}
 	return opts, nil
@@ -123,28 +127,58 @@ func (o *listOptions) matcher(res *resource) func(runtime.Object) bool {
 }
 
 // continueToken is upstream's continue format: base64 of a small JSON
-// document holding the list's revision and the next key.
+// document holding the list's revision and the next key, relative to the
+// list's own key prefix (its namespace's, for a namespaced list), so that
+// a token cannot widen the range it continues. A revision of -1 continues
+// at the latest revision: the token a 410 carries once the list's own
+// revision has been compacted away.
 type continueToken struct {
 	APIVersion string `json:"v"`
 	RV         int64  `json:"rv"`
 	Start      string `json:"start"`
 }
 
+// latestRevision in a continue token lists the rest at the current
+// revision, inconsistently with the pages before it.
+const latestRevision = -1
+
 func encodeContinue(rv int64, next, prefix string) string {
-	b, _ := json.Marshal(continueToken{APIVersion: "meta.k8s.io/v1", RV: rv, Start: next[len(prefix):]})
+	b, _ := json.Marshal(continueToken{APIVersion: "meta.k8s.io/v1", RV: rv, Start: strings.TrimPrefix(next, prefix)})
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
+// decodeContinue checks a token as upstream does, with its messages, and
+// returns the revision to read at (0 for the latest) and the key to start
+// from.
 func decodeContinue(tok, prefix string) (int64, string, error) {
 	b, err := base64.RawURLEncoding.DecodeString(tok)
 	if err != nil {
 		return 0, "", fmt.Errorf("continue key is not valid: %v", err)
 	}
 	var c continueToken
-	if err := json.Unmarshal(b, &c); err != nil || c.APIVersion != "meta.k8s.io/v1" || c.RV <= 0 {
-		return 0, "", errors.New("continue key is not valid")
+	if err := json.Unmarshal(b, &c); err != nil {
+		return 0, "", fmt.Errorf("continue key is not valid: %v", err)
 	}
-	return c.RV, prefix + c.Start, nil
+	if c.APIVersion != "meta.k8s.io/v1" {
+		return 0, "", fmt.Errorf("continue key is not valid: server does not recognize this encoded version %v", c.APIVersion)
+	}
+	switch {
+	case c.RV == 0:
+		return 0, "", errors.New("continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)")
+	case c.Start == "":
+		return 0, "", errors.New("continue key is not valid: encoded start key empty (version meta.k8s.io/v1)")
+	}
+	// A start key that path cleaning changes ("../other-namespace")
+	// could reach outside the prefix.
+	key := "/" + strings.TrimPrefix(c.Start, "/")
+	if path.Clean(key) != key {
+		return 0, "", fmt.Errorf("continue key is not valid: %v", c.Start)
+	}
+	rv := c.RV
+	if rv < 0 {
+		rv = 0
+	}
+	return rv, prefix + key[1:], nil
 }
 
 func (s *Server) handleList(w http.ResponseWriter, r *http.Request, res *resource, ri requestInfo) {
@@ -187,21 +221,25 @@ func (s *Server) list(ctx context.Context, res *resource, o *listOptions) ([]run
 	fromEtcd := func(rev int64, start string) ([]runtime.Object, int64, string, *int64, error) {
 		lr, err := res.store.List(ctx, prefix, res.typ(), res.New, storage.ListOptions{Revision: rev, Start: start, Limit: o.limit, Match: match})
 		if errors.Is(err, storage.ErrCompacted) {
-			return nil, 0, "", nil, apierrors.NewResourceExpired("The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.")
+			// Only a continued list starts at a key.
+			if start != "" {
+				return nil, 0, "", nil, expiredContinue(start, prefix)
+			}
+			return nil, 0, "", nil, apierrors.NewResourceExpired("The resourceVersion for the provided list is too old.")
 		}
 		if err != nil {
 			return nil, 0, "", nil, res.translateError(err, "")
 		}
 		next := ""
 		if lr.Next != "" {
-			next = encodeContinue(lr.Revision, lr.Next, res.prefix)
+			next = encodeContinue(lr.Revision, lr.Next, prefix)
 		}
 		return lr.Items, lr.Revision, next, lr.Remaining, nil
 	}
 	if o.cont != "" {
-		rev, start, err := decodeContinue(o.cont, res.prefix)
+		rev, start, err := decodeContinue(o.cont, prefix)
 		if err != nil {
-			return nil, 0, "", nil, apierrors.NewBadRequest(err.Error())
+			return nil, 0, "", nil, apierrors.NewBadRequest("invalid continue token: " + err.Error())
 		}
 		return fromEtcd(rev, start)
 	}
@@ -230,6 +268,18 @@ func (s *Server) list(ctx context.Context, res *resource, o *listOptions) ([]run
 	}
 	items, rev := res.cache.List(o.namespace, match)
 	return items, rev, "", nil, nil
+}
+
+// expiredContinue is upstream's 410 for a continue token whose revision
+// etcd has compacted away: it carries a token that lists the rest from
+// the same key at the latest revision, for clients that accept an
+// inconsistent list.
+func expiredContinue(start, prefix string) error {
+	err := apierrors.NewResourceExpired("The provided continue parameter is too old to display a consistent list result. " +
+		"You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. " +
+		"Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.")
+	err.ErrStatus.ListMeta.Continue = encodeContinue(latestRevision, start, prefix)
+	return err
 }
 
 // setListItems fills a typed list's Items with copies of objs. The copies
