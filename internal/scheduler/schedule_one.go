@@ -156,6 +156,21 @@ func (s *Scheduler) preempt(ctx context.Context, pod *v1.Pod, cand *preemption.C
 	s.metrics.preempt.Inc()
 	for _, v := range cand.Victims {
 		dctx, cancel := context.WithTimeout(ctx, apiTimeout)
+		// The victim learns why it goes before it goes: controllers
+		// (a Job's pod failure policy) read DisruptionTarget from the
+		// terminating pod.
+		if patch := disruptionPatch(v, time.Now()); patch != nil {
+			_, err := s.client.CoreV1().Pods(v.Namespace).Patch(dctx, v.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
+			if apierrors.IsNotFound(err) {
+				cancel()
+				continue
+			}
+			if err != nil {
+				cancel()
+				s.log.Warn("mark preemption victim", "victim", klogKey(v), "preemptor", klogKey(pod), "err", err)
+				continue
+			}
+		}
 		err := s.client.CoreV1().Pods(v.Namespace).Delete(dctx, v.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &v.UID}})
 		cancel()
 		if err != nil && !apierrors.IsNotFound(err) {
@@ -165,6 +180,28 @@ func (s *Scheduler) preempt(ctx context.Context, pod *v1.Pod, cand *preemption.C
 		s.log.Info("preempted pod", "victim", klogKey(v), "node", cand.Node, "preemptor", klogKey(pod))
 		s.recorder.Eventf(v, v1.EventTypeNormal, "Preempted", "Preempted by pod %s on node %s", pod.UID, cand.Node)
 	}
+}
+
+// disruptionPatch is the strategic merge patch of pods/status that gives a
+// preemption victim upstream's DisruptionTarget condition, or nil when the
+// pod already has it.
+func disruptionPatch(victim *v1.Pod, now time.Time) []byte {
+	for _, c := range victim.Status.Conditions {
+		if c.Type == v1.DisruptionTarget && c.Status == v1.ConditionTrue && c.Reason == v1.PodReasonPreemptionByScheduler {
+			return nil
+		}
+	}
+	cond := map[string]any{
+		"type": v1.DisruptionTarget, "status": v1.ConditionTrue,
+		"reason":             v1.PodReasonPreemptionByScheduler,
+		"message":            SchedulerName + ": preempting to accommodate a higher priority pod",
+		"lastTransitionTime": metav1.NewTime(now).UTC().Format(time.RFC3339),
+	}
+	if victim.Generation > 0 {
+		cond["observedGeneration"] = victim.Generation
+	}
+	b, _ := json.Marshal(map[string]any{"status": map[string]any{"conditions": []any{cond}}})
+	return b
 }
 
 // nomination says what a failed attempt does to status.nominatedNodeName.

@@ -386,6 +386,9 @@ func (e *schedEnv) waitPreempted(preemptor, victim, node string) {
 		if v.DeletionTimestamp == nil {
 			return fmt.Errorf("%s not being deleted", victim)
 		}
+		if !hasDisruptionTarget(v) {
+			return fmt.Errorf("%s has no DisruptionTarget condition: %+v", victim, v.Status.Conditions)
+		}
 		p, err := client.CoreV1().Pods(e.ns).Get(context.Background(), preemptor, metav1.GetOptions{})
 		if err != nil {
 			return err
@@ -395,6 +398,18 @@ func (e *schedEnv) waitPreempted(preemptor, victim, node string) {
 		}
 		return nil
 	})
+}
+
+// hasDisruptionTarget tells whether the scheduler marked the pod as its
+// preemption victim, as upstream's does before deleting it.
+func hasDisruptionTarget(p *v1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == v1.DisruptionTarget && c.Status == v1.ConditionTrue && c.Reason == v1.PodReasonPreemptionByScheduler &&
+			c.Message == "default-scheduler: preempting to accommodate a higher priority pod" {
+			return true
+		}
+	}
+	return false
 }
 
 func TestSchedulerPreemptsLowestPriority(t *testing.T) {
