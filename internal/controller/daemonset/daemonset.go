@@ -100,7 +100,7 @@ func New(client kubernetes.Interface, factory informers.SharedInformerFactory, m
 			DeleteFunc: c.daemonSetDeleted,
 		}},
 		{revInf.Informer(), cache.ResourceEventHandlerFuncs{
-			AddFunc:    c.enqueueOwner,
+			AddFunc:    c.historyAdded,
 			UpdateFunc: func(_, cur any) { c.enqueueOwner(cur) },
 			DeleteFunc: c.enqueueOwner,
 		}},
@@ -212,6 +212,18 @@ func (c *Controller) enqueueOwner(obj any) {
 	}
 	if ds := c.resolve(m.GetNamespace(), metav1.GetControllerOf(m)); ds != nil {
 		c.enqueue(ds)
+	}
+}
+
+// historyAdded wakes nobody for a new revision, as upstream's controller:
+// the DaemonSet's own snapshots need no reaction, and one written by
+// someone else is looked at when the DaemonSet next changes (upstream's
+// ControllerRevision conformance spec counts a hand-made duplicate that a
+// sync would fold into the current revision). A revision seen already
+// terminating (a relist) is a deletion.
+func (c *Controller) historyAdded(obj any) {
+	if m, ok := obj.(metav1.Object); ok && m.GetDeletionTimestamp() != nil {
+		c.enqueueOwner(obj)
 	}
 }
 

@@ -2,6 +2,7 @@ package daemonset
 
 import (
 	"fmt"
+	"log/slog"
 	"sort"
 	"strings"
 	"testing"
@@ -12,6 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/utils/ptr"
 )
 
@@ -353,5 +356,32 @@ func TestRevisionsToPrune(t *testing.T) {
 	}
 	if len(revisionsToPrune(old, 10, nil)) != 0 {
 		t.Error("pruned within the limit")
+	}
+}
+
+// A new ControllerRevision of a DaemonSet wakes no sync (upstream's
+// conformance spec expects a hand-made duplicate to stay until the
+// DaemonSet changes); one seen already terminating does.
+func TestHistoryAddedWakesOnlyForDeletions(t *testing.T) {
+	ds := testDS()
+	client := fake.NewSimpleClientset(ds)
+	factory := informers.NewSharedInformerFactory(client, 0)
+	c, err := New(client, factory, nil, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := factory.Apps().V1().DaemonSets().Informer().GetStore().Add(ds); err != nil {
+		t.Fatal(err)
+	}
+	rev := &appsv1.ControllerRevision{ObjectMeta: metav1.ObjectMeta{Name: "agent-1", Namespace: "ns",
+		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(ds, appsv1.SchemeGroupVersion.WithKind("DaemonSet"))}}}
+	c.historyAdded(rev)
+	if n := c.queue.Len(); n != 0 {
+		t.Fatalf("queue holds %d keys after a revision was added, want 0", n)
+	}
+	rev.DeletionTimestamp = &metav1.Time{Time: now}
+	c.historyAdded(rev)
+	if n := c.queue.Len(); n != 1 {
+		t.Fatalf("queue holds %d keys after a terminating revision was added, want 1", n)
 	}
 }
