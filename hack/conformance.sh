@@ -10,6 +10,7 @@
 #
 #   hack/conformance.sh                 every [Conformance] spec
 #   FOCUS=REGEXP hack/conformance.sh    only specs whose text matches
+#   FOCUS_FILE=FILE                     only the specs FILE names, a text per line
 #   PROCS=N                             ginkgo processes for the parallel pass (12)
 #   SKIP_BUILD=1                        reuse the binaries and images built before
 #   KEEP=1                              leave the cluster running afterwards
@@ -23,7 +24,11 @@ bin=$out/bin
 data=${ORCA_CONFORMANCE_DATA:-/var/lib/orca-conformance}
 procs=${PROCS:-12}
 focus=${FOCUS:-}
-nodes=(conformance-1 conformance-2)
+if [ -n "${FOCUS_FILE:-}" ]; then
+	# Each line is literal text: escape what a regular expression reads.
+	focus=$(grep -v '^#' "$FOCUS_FILE" | grep . | sed 's/[][\.*^$()+?{}|]/\\&/g' | paste -sd'|')
+fi
+nodes=(worker-1 worker-2)
 
 if [ -f /var/lib/orca/server.pid ] && kill -0 "$(cat /var/lib/orca/server.pid)" 2>/dev/null; then
 	echo "an orca server from make up is running; stop it with make down first" >&2
@@ -50,7 +55,11 @@ if [ -z "${SKIP_BUILD:-}" ] || [ ! -x "$bin/e2e.test" ]; then
 	echo "building upstream's e2e suite, ginkgo and the test programs (test/conformance)"
 	(
 		cd test/conformance
-		go test -c -o "$bin/e2e.test" ./e2e
+		v=$(go list -m -f '{{.Version}}' k8s.io/kubernetes)
+		minor=${v#v1.}
+		minor=${minor%%.*}
+		go test -c -o "$bin/e2e.test" -ldflags "-X k8s.io/component-base/version.gitVersion=$v \
+			-X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor" ./e2e
 		go build -o "$bin/ginkgo" github.com/onsi/ginkgo/v2/ginkgo
 		CGO_ENABLED=0 go build -ldflags "-s -w" -o "$bin/agnhost" k8s.io/kubernetes/test/images/agnhost
 		CGO_ENABLED=0 go build -o "$bin/nnp" k8s.io/kubernetes/test/images/nonewprivs

@@ -53,6 +53,7 @@ import (
 
 func TestMain(m *testing.M) {
 	versionFlag := flag.CommandLine.Bool("version", false, "Displays version information.")
+	listConformance := flag.CommandLine.Bool("list-conformance-tests", false, "Print upstream's list of conformance tests (YAML) and exit.")
 	config.CopyFlags(config.Flags, flag.CommandLine)
 	framework.RegisterCommonFlags(flag.CommandLine)
 	framework.RegisterClusterFlags(flag.CommandLine)
@@ -72,6 +73,16 @@ func TestMain(m *testing.M) {
 	testfiles.AddFileSource(e2etestingmanifests.GetE2ETestingManifestsFS())
 	testfiles.AddFileSource(testfixtures.GetTestFixturesFS())
 	testfiles.AddFileSource(conformancetestdata.GetConformanceTestdataFS())
+
+	if *listConformance {
+		data, err := testfiles.Read("test/conformance/testdata/conformance.yaml")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Stdout.Write(data)
+		os.Exit(0)
+	}
 
 	framework.AfterReadingAllFlags(&framework.TestContext)
 	os.Exit(m.Run())
