@@ -64,11 +64,14 @@ if [ -z "${SKIP_BUILD:-}" ] || [ ! -x "$bin/e2e.test" ]; then
 		CGO_ENABLED=0 go build -ldflags "-s -w" -o "$bin/agnhost" k8s.io/kubernetes/test/images/agnhost
 		CGO_ENABLED=0 go build -o "$bin/nnp" k8s.io/kubernetes/test/images/nonewprivs
 		go build -o "$bin/summary" ./summary/cmd
+		go build -o "$bin/registry" ./registry/cmd
 	)
 	test/conformance/images/build.sh "$bin" "$out/images"
 fi
 
+registry_pid=
 stop_cluster() {
+	[ -n "$registry_pid" ] && kill "$registry_pid" 2>/dev/null || true
 	for n in "${nodes[@]}"; do ORCA_DATA_DIR=$data hack/node.sh del "$n" >/dev/null 2>&1 || true; done
 	hack/killall.sh "$data" >/dev/null 2>&1 || true
 }
@@ -79,8 +82,22 @@ rm -rf "$data"
 # The server's own node sits on the nodes' bridge, so that the extra nodes
 # route to its pods through it.
 hostip=$(hack/node.sh bridge)
-ORCA_DATA_DIR=$data ORCA_SERVER_FLAGS="--node-ip $hostip --advertise-address $hostip --allow-privileged" hack/up.sh
-for n in "${nodes[@]}"; do ORCA_DATA_DIR=$data hack/node.sh add "$n"; done
+# Specs that set imagePullPolicy Always pull for real: every node's
+# containerd asks a registry on this machine, serving the images built
+# above, in place of registry.k8s.io.
+mkdir -p "$data/registries/registry.k8s.io"
+cat >"$data/registries/registry.k8s.io/hosts.toml" <<TOML
+server = "https://registry.k8s.io"
+
+[host."http://$hostip:5000"]
+  capabilities = ["pull", "resolve"]
+TOML
+"$bin/registry" --listen "$hostip:5000" "$out"/images/*.tar >"$out/registry.log" 2>&1 &
+registry_pid=$!
+ORCA_DATA_DIR=$data ORCA_SERVER_FLAGS="--node-ip $hostip --advertise-address $hostip --allow-privileged --registry-config-dir $data/registries" hack/up.sh
+for n in "${nodes[@]}"; do
+	ORCA_DATA_DIR=$data ORCA_AGENT_FLAGS="--registry-config-dir $data/registries" hack/node.sh add "$n"
+done
 kubectl() { bin/orca kubectl --kubeconfig "$data/kubeconfig" "$@"; }
 kubectl wait --for=condition=Ready node --all --timeout=120s
 

@@ -4,7 +4,7 @@
 # (orca-nodes, 172.30.0.0/24) running its own `orca agent` and containerd,
 # joined to the cluster `make up` started. Root only.
 #
-#   hack/node.sh add NAME    start node NAME
+#   hack/node.sh add NAME    start node NAME (ORCA_AGENT_FLAGS: more agent flags)
 #   hack/node.sh del NAME    stop it and remove its namespace and data
 #   hack/node.sh ls          list the extra nodes
 #   hack/node.sh bridge      create the bridge only and print the host's
@@ -94,7 +94,7 @@ chmod 600 "$dir/kubeconfig"
 # nsenter changes only the network namespace (ip netns exec would remount
 # /sys and hide the cgroup file systems).
 nohup nsenter --net="/run/netns/$netns" "$bin" agent --kubeconfig "$dir/kubeconfig" \
-	--data-dir "$dir" --node-name "$name" --node-ip "$ip" >"$dir/agent.log" 2>&1 &
+	--data-dir "$dir" --node-name "$name" --node-ip "$ip" ${ORCA_AGENT_FLAGS:-} >"$dir/agent.log" 2>&1 &
 echo $! >"$dir/agent.pid"
 for _ in $(seq 1 120); do
 	if grep -q "agent running" "$dir/agent.log" 2>/dev/null; then

@@ -51,6 +51,7 @@ func (a *agentFlags) register(f *pflag.FlagSet, standalone bool) {
 	f.StringSliceVar(&a.reserved, "kube-reserved", nil, "resources held back from pods, e.g. cpu=100m,memory=256Mi")
 	f.BoolVar(&a.opts.AllowPrivileged, "allow-privileged", false, "let containers run privileged")
 	f.StringVar(&a.opts.PauseBinary, "pause-binary", "", "the pause program for pod sandboxes (orca-pause next to orca when empty)")
+	f.StringVar(&a.opts.RegistryConfigDir, "registry-config-dir", "", "directory of containerd registry host files (REGISTRY/hosts.toml: mirrors, CAs, plain-HTTP registries) the node pulls images by")
 }
 
 // complete parses the list flags into the options.

@@ -96,7 +96,10 @@ type Options struct {
 	// PauseBinary is the pause program for the sandbox image; found next
 	// to the executable when empty.
 	PauseBinary string
-	Log         *slog.Logger
+	// RegistryConfigDir holds containerd's per-registry host files
+	// (REGISTRY/hosts.toml), which set mirrors and trust for pulls.
+	RegistryConfigDir string
+	Log               *slog.Logger
 	// Ready, when set, is called once the kubelet serves.
 	Ready func()
 }
@@ -168,7 +171,7 @@ func Run(ctx context.Context, o Options) error {
 	if socket == "" {
 		sup := containerd.New(containerd.Config{
 			Dir: d.Containerd, SandboxImage: imagebuild.PauseRef,
-			CNIBinDir: o.CNIBinDir, CNIConfDir: d.CNIConf, Log: log,
+			CNIBinDir: o.CNIBinDir, CNIConfDir: d.CNIConf, RegistryConfigDir: o.RegistryConfigDir, Log: log,
 		})
 		if err := sup.Start(ctx); err != nil {
 			return fmt.Errorf("agent: %w", err)

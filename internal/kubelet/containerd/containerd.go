@@ -32,7 +32,10 @@ type Config struct {
 	// CNIBinDir and CNIConfDir are where the CRI plugin finds network
 	// plugins and their configuration.
 	CNIBinDir, CNIConfDir string
-	Log                   *slog.Logger
+	// RegistryConfigDir, when set, is containerd's config_path: a
+	// directory per registry host with a hosts.toml naming its mirrors.
+	RegistryConfigDir string
+	Log               *slog.Logger
 }
 
 // Socket is the gRPC socket of the containerd that Config describes.
@@ -69,6 +72,9 @@ func (c Config) Render() string {
 	fmt.Fprintf(&b, "  [plugins.\"io.containerd.grpc.v1.cri\".containerd]\n    snapshotter = \"overlayfs\"\n    default_runtime_name = \"runc\"\n")
 	fmt.Fprintf(&b, "  [plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.runc]\n    runtime_type = \"io.containerd.runc.v2\"\n")
 	fmt.Fprintf(&b, "  [plugins.\"io.containerd.grpc.v1.cri\".cni]\n    bin_dir = %s\n    conf_dir = %s\n", q(c.CNIBinDir), q(c.CNIConfDir))
+	if c.RegistryConfigDir != "" {
+		fmt.Fprintf(&b, "  [plugins.\"io.containerd.grpc.v1.cri\".registry]\n    config_path = %s\n", q(c.RegistryConfigDir))
+	}
 	return b.String()
 }
 
