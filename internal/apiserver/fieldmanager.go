@@ -154,10 +154,26 @@ func (d defaulter) Default(obj runtime.Object) {
 // puts back the stored values), so a manager must not come to own them:
 // .status through the object; through /status, every other top-level
 // field and the metadata the resource does not let status writers change;
-// through another subresource, what it declares.
+// through another subresource, what it declares it resets, or all but
+// what it declares it owns.
 func (r *resource) resetFields(sub string) map[fieldpath.APIVersion]fieldpath.Filter {
 	var set *fieldpath.Set
 	switch {
+	case r.Subresources[sub] != nil && len(r.Subresources[sub].Owns) > 0:
+		var matchers []*fieldpath.SetMatcher
+		for _, p := range r.Subresources[sub].Owns {
+			elems := make([]any, len(p))
+			for i, e := range p {
+				elems[i] = e
+				if e == "*" {
+					elems[i] = fieldpath.MatchAnyPathElement()
+				}
+			}
+			matchers = append(matchers, fieldpath.MakePrefixMatcherOrDie(elems...))
+		}
+		return map[fieldpath.APIVersion]fieldpath.Filter{
+			fieldpath.APIVersion(r.GroupVersion().String()): fieldpath.NewIncludeMatcherFilter(matchers...),
+		}
 	case r.Subresources[sub] != nil:
 		set = fieldpath.NewSet()
 		for _, p := range r.Subresources[sub].Resets {

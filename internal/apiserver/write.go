@@ -334,13 +334,13 @@ func (s *Server) prepareUpdate(ctx context.Context, res *resource, next, cur run
 	if res.Default != nil {
 		res.Default(next)
 	}
-	// The object and /scale write the spec; /status and partial
-	// subresources never do.
+	// The object and /scale write the spec; /status never does, and a
+	// partial subresource only the part of it that it declares.
 	writesSpec := !status && partial == nil
 	if writesSpec && res.PrepareForUpdate != nil {
 		res.PrepareForUpdate(next, cur)
 	}
-	if res.TracksGeneration && writesSpec {
+	if res.TracksGeneration && (writesSpec || (partial != nil && partial.WritesSpec)) {
 		if ns, os := specOf(next), specOf(cur); ns.IsValid() && !apiequality.Semantic.DeepEqual(ns.Interface(), os.Interface()) {
 			acc.SetGeneration(curAcc.GetGeneration() + 1)
 		}

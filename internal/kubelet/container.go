@@ -26,19 +26,31 @@ type startError struct {
 	retry time.Duration
 }
 
+// startSpec is one container to start: from the pod's containers, init
+// containers or (with its fields as a container) ephemeral containers.
+type startSpec struct {
+	c    *v1.Container
+	init bool
+	// target is the runtime ID of the container whose process namespace
+	// an ephemeral container joins, if any.
+	target string
+}
+
 // startContainer pulls the image if needed, creates and starts one run of
 // a container, and runs its postStart hook.
-func (k *Kubelet) startContainer(ctx context.Context, pod *v1.Pod, c *v1.Container, init bool, sb *sandbox, attempt uint32) *startError {
+func (k *Kubelet) startContainer(ctx context.Context, pod *v1.Pod, s startSpec, sb *sandbox, attempt uint32) *startError {
+	c := s.c
 	imageRef, err := k.ensureImage(ctx, pod, c)
 	if err != nil {
 		return err
 	}
-	cfg, msg := k.containerConfig(ctx, pod, c, init, sb, attempt)
+	cfg, msg := k.containerConfig(ctx, pod, c, s.init, sb, attempt)
 	if msg != "" {
 		k.setWaiting(pod.UID, c.Name, "CreateContainerConfigError", msg)
 		k.event(pod, v1.EventTypeWarning, "Failed", "Error: "+msg)
 		return &startError{retry: 2 * time.Second}
 	}
+	targetPIDNamespace(cfg.Linux.SecurityContext.NamespaceOptions, s.target)
 	cfg.Image = &runtimeapi.ImageSpec{Image: imageRef, UserSpecifiedImage: c.Image}
 	// The runtime takes the container's HOSTNAME and more from the
 	// sandbox's configuration, so it gets the whole of it again.

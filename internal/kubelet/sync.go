@@ -165,6 +165,18 @@ func (k *Kubelet) run(ctx context.Context, pod *v1.Pod) time.Duration {
 			again = d
 		}
 	}
+	// Ephemeral containers come first, as upstream's: a debugger must be
+	// able to start while an init container keeps failing.
+	for _, i := range ephemeralToStart(pod, rtp.byName()) {
+		soonest(k.startEphemeral(ctx, pod, &pod.Spec.EphemeralContainers[i], sb, byName))
+	}
+	for _, ec := range pod.Spec.EphemeralContainers {
+		if runs := byName[ec.Name]; len(runs) > 0 && runs[0].State == podstatus.Created && runs[0].StartedAt.IsZero() && time.Since(runs[0].CreatedAt) < createdGrace {
+			// Created but never started: a kubelet stopped between the
+			// two steps.
+			_, _ = k.rt.StartContainer(ctx, &runtimeapi.StartContainerRequest{ContainerId: runs[0].ID})
+		}
+	}
 	// Init containers one at a time, in order; sidecars among them keep
 	// running, and are probed and restarted as regular containers.
 	for i := range pod.Spec.InitContainers {
@@ -247,6 +259,23 @@ func (k *Kubelet) run(ctx context.Context, pod *v1.Pod) time.Duration {
 	return again
 }
 
+// startEphemeral starts an ephemeral container, in its target's process
+// namespace when it names one; current holds the runs of this sandbox.
+func (k *Kubelet) startEphemeral(ctx context.Context, pod *v1.Pod, ec *v1.EphemeralContainer, sb *sandbox, current map[string][]container) time.Duration {
+	c := (*v1.Container)(&ec.EphemeralContainerCommon)
+	target, err := ephemeralTarget(ec, current)
+	if err != nil {
+		k.setWaiting(pod.UID, c.Name, "CreateContainerConfigError", err.Error())
+		k.event(pod, v1.EventTypeWarning, "Failed", "Error: "+err.Error())
+		return 2 * time.Second
+	}
+	if err := k.startContainer(ctx, pod, startSpec{c: c, target: target}, sb, 0); err != nil {
+		return err.retry
+	}
+	k.clearWaiting(pod.UID, c.Name)
+	return 0
+}
+
 // sidecarStarted tells whether a running sidecar has started: it passed
 // its startup probe, or has none.
 func (k *Kubelet) sidecarStarted(uid types.UID) func(c *v1.Container, id string) bool {
@@ -323,7 +352,7 @@ func (k *Kubelet) startOrBackoff(ctx context.Context, pod *v1.Pod, c *v1.Contain
 			}
 		}
 	}
-	if err := k.startContainer(ctx, pod, c, init, sb, attempt); err != nil {
+	if err := k.startContainer(ctx, pod, startSpec{c: c, init: init}, sb, attempt); err != nil {
 		return err.retry
 	}
 	k.clearWaiting(pod.UID, c.Name)
@@ -570,6 +599,8 @@ func (k *Kubelet) stopContainer(ctx context.Context, pod *v1.Pod, c *v1.Containe
 	}
 }
 
+// findContainer returns the container of that name among all the pod's
+// kinds of container; an ephemeral container's fields are a container's.
 func findContainer(pod *v1.Pod, name string) *v1.Container {
 	for i := range pod.Spec.InitContainers {
 		if pod.Spec.InitContainers[i].Name == name {
@@ -580,6 +611,9 @@ func findContainer(pod *v1.Pod, name string) *v1.Container {
 		if pod.Spec.Containers[i].Name == name {
 			return &pod.Spec.Containers[i]
 		}
+	}
+	if ec := findEphemeral(pod, name); ec != nil {
+		return (*v1.Container)(&ec.EphemeralContainerCommon)
 	}
 	return nil
 }

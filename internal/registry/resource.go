@@ -163,6 +163,15 @@ type Subresource struct {
 	// PrepareForUpdate puts back, which a field manager must therefore
 	// never come to own through the subresource.
 	Resets [][]string
+	// Owns, when set, replaces Resets by its complement: the only field
+	// paths a write through the subresource keeps, and so the only ones a
+	// field manager may come to own there. An element "*" stands for any
+	// item of a list (["spec", "containers", "*", "resources"]).
+	Owns [][]string
+	// WritesSpec says the subresource changes the spec (a pod's
+	// /ephemeralcontainers and /resize), so that a change bumps
+	// metadata.generation for a resource that tracks it.
+	WritesSpec bool
 }
 
 // Scale maps a resource's replica count to the autoscaling/v1 Scale

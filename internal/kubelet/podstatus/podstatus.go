@@ -115,6 +115,9 @@ func Compute(in Input) v1.PodStatus {
 	for _, c := range pod.Spec.Containers {
 		st.ContainerStatuses = append(st.ContainerStatuses, containerStatus(in, &c, false))
 	}
+	for i := range pod.Spec.EphemeralContainers {
+		st.EphemeralContainerStatuses = append(st.EphemeralContainerStatuses, ephemeralStatus(in, &pod.Spec.EphemeralContainers[i]))
+	}
 	st.Phase = Phase(pod.Spec, st.InitContainerStatuses, st.ContainerStatuses, regularStarted(in))
 	// A pod that finished stays finished: upstream never moves a terminal
 	// phase back.
@@ -191,6 +194,30 @@ func containerStatus(in Input, c *v1.Container, init bool) v1.ContainerStatus {
 		cs.State.Waiting = &v1.ContainerStateWaiting{Reason: w.Reason, Message: w.Message}
 	}
 	cs.Started = &started
+	return cs
+}
+
+// ephemeralStatus is an ephemeral container's status. As upstream's, it
+// is never ready and carries no started flag (no probe watches it), and
+// it waits as the pod's other containers do before their first run:
+// PodInitializing in a pod with init containers. It counts for neither
+// the phase nor the conditions.
+func ephemeralStatus(in Input, ec *v1.EphemeralContainer) v1.ContainerStatus {
+	c := (*v1.Container)(&ec.EphemeralContainerCommon)
+	if len(in.Instances[c.Name]) == 0 {
+		w, ok := in.Waiting[c.Name]
+		if !ok {
+			w = Waiting{Reason: "ContainerCreating"}
+			if len(in.Pod.Spec.InitContainers) > 0 {
+				w.Reason = "PodInitializing"
+			}
+		}
+		return v1.ContainerStatus{Name: c.Name, Image: c.Image, State: v1.ContainerState{
+			Waiting: &v1.ContainerStateWaiting{Reason: w.Reason, Message: w.Message},
+		}}
+	}
+	cs := containerStatus(in, c, false)
+	cs.Ready, cs.Started = false, nil
 	return cs
 }
 

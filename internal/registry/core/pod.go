@@ -36,6 +36,9 @@ var Pods = &registry.Resource{
 	// so upstream never takes them from a status write.
 	StatusResetsMetadata:   []string{"ownerReferences"},
 	PrepareForStatusUpdate: registry.Typed2(preparePodForStatusUpdate),
+	Subresources: map[string]*registry.Subresource{
+		"ephemeralcontainers": podEphemeralContainers,
+	},
 }
 
 // preparePodForCreate starts every pod Pending with its QoS class, as
