@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: vet, unit and integration tests (real embedded etcd,
-# real kubectl), then a short fuzzing run of the API server. It installs
-# what a fresh machine lacks before it starts.
+# real kubectl), a short fuzzing run of the API server, then a smoke subset
+# of upstream's conformance tests. It installs what a fresh machine lacks
+# before it starts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 hack/install-deps.sh
@@ -18,3 +19,12 @@ echo "== conformance harness (its own module; the suite itself runs in make conf
 (cd test/conformance && $GO vet ./summary/... && $GO test ./summary/...)
 echo "== fuzz (short)"
 FUZZTIME=${FUZZTIME:-20s} make -s fuzz
+# Upstream's own tests of the behaviours users rely on most: the specs in
+# test/conformance/smoke.txt against a fresh three-node cluster. Like the
+# end-to-end tests, they need root for containers and network namespaces.
+if [ "$(id -u)" -eq 0 ]; then
+	echo "== conformance smoke (test/conformance/smoke.txt)"
+	make -s conformance-smoke
+else
+	echo "== conformance smoke skipped: needs root (run make conformance-smoke as root)"
+fi
