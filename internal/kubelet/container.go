@@ -65,6 +65,9 @@ func (k *Kubelet) startContainer(ctx context.Context, pod *v1.Pod, s startSpec, 
 		k.event(pod, v1.EventTypeWarning, "Failed", "Error: "+err2.Error())
 		return &startError{retry: 2 * time.Second}
 	}
+	if findEphemeral(pod, c.Name) == nil {
+		k.res.setActuated(pod.UID, c.Name, c.Resources)
+	}
 	k.event(pod, v1.EventTypeNormal, "Created", "Created container: "+c.Name)
 	if _, err := k.rt.StartContainer(ctx, &runtimeapi.StartContainerRequest{ContainerId: created.ContainerId}); err != nil {
 		k.setWaiting(pod.UID, c.Name, "RunContainerError", err.Error())

@@ -112,6 +112,7 @@ type Kubelet struct {
 	admitted map[types.UID]bool
 
 	state       *runtimeState
+	res         *resourceStore
 	backoff     *flowcontrol.Backoff
 	pullBackoff *flowcontrol.Backoff
 	probes      *prober.Manager
@@ -151,6 +152,7 @@ func New(cfg Config) *Kubelet {
 		workers:     map[types.UID]*worker{},
 		admitted:    map[types.UID]bool{},
 		state:       newRuntimeState(),
+		res:         newResourceStore(cfg.PodDir),
 		backoff:     newRestartBackoff(clock.RealClock{}),
 		pullBackoff: flowcontrol.NewBackOff(10*time.Second, 300*time.Second),
 		waiting:     map[types.UID]map[string]waitReason{},
@@ -310,6 +312,11 @@ func (k *Kubelet) podDeleted(p *v1.Pod) {
 	delete(k.pods, p.UID)
 	k.mu.Unlock()
 	k.kick(p.UID)
+	// The room a pod leaves may be what a waiting resize needs, as
+	// upstream retries pending resizes when pods go.
+	for _, uid := range k.res.pending() {
+		k.kick(uid)
+	}
 }
 
 // pod returns the latest known API object of a pod, nil once deleted.
@@ -394,6 +401,7 @@ func (k *Kubelet) forget(uid types.UID) {
 	k.waitMu.Unlock()
 	k.probes.RemovePod(uid)
 	k.forgetAdmission(uid)
+	k.res.forget(uid)
 }
 
 func (k *Kubelet) setWaiting(uid types.UID, container, reason, message string) {

@@ -51,6 +51,8 @@ type container struct {
 	Init      bool
 	TermFile  string
 	LogPath   string
+	// Reported is the resources the runtime says the container holds.
+	Reported *runtimeapi.LinuxContainerResources
 }
 
 // podRuntime is what the runtime holds for one pod, newest first.
@@ -196,7 +198,7 @@ func (s *runtimeState) read(ctx context.Context, rt Runtime, only types.UID) err
 		x := container{
 			Name: c.Metadata.Name, SandboxID: c.PodSandboxId,
 			Init: c.Annotations[annInit] == "true", TermFile: c.Annotations[annTerminationFile],
-			LogPath: st.LogPath,
+			LogPath: st.LogPath, Reported: st.GetResources().GetLinux(),
 		}
 		if c.Image != nil {
 			x.Image = c.Image.Image
@@ -254,6 +256,14 @@ func (s *runtimeState) read(ctx context.Context, rt Runtime, only types.UID) err
 		}
 	}
 	return nil
+}
+
+// forgetStatus drops what the runtime said of a container, so that the
+// next read asks again: its resources change without a change of state.
+func (s *runtimeState) forgetStatus(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.statuses, id)
 }
 
 // get returns a pod's runtime view (nil when the runtime holds nothing).

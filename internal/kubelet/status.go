@@ -32,8 +32,11 @@ func (k *Kubelet) computeStatus(pod *v1.Pod, terminating bool, failure *podstatu
 		Started:     map[string]bool{},
 		Terminating: terminating,
 		Failure:     failure,
+		Resize:      k.res.conditions(pod.UID),
 		Now:         time.Now(),
 	}
+	in.Allocated, _ = k.res.allocated(pod.UID)
+	actuated := k.res.actuated(pod.UID)
 	sb := readySandbox(rtp)
 	if sb != nil {
 		in.SandboxReady = true
@@ -58,6 +61,13 @@ func (k *Kubelet) computeStatus(pod *v1.Pod, terminating bool, failure *podstatu
 			// running one there is not this pod's current run.
 			if r.SandboxID != current && inst.State == podstatus.Running {
 				inst.State = podstatus.Exited
+			}
+			if inst.State == podstatus.Running {
+				if a, ok := actuated[name]; ok {
+					inst.Resources = reportedResources(r.Reported, &a)
+				} else {
+					inst.Resources = reportedResources(r.Reported, nil)
+				}
 			}
 			in.Instances[name] = append(in.Instances[name], inst)
 		}

@@ -59,13 +59,17 @@ func (k *Kubelet) syncPod(ctx context.Context, uid types.UID, pod *v1.Pod) (time
 	if exceeded {
 		return k.failPod(ctx, pod, rtp, &podstatus.Failure{Reason: deadlineReason, Message: deadlineMessage})
 	}
-	again := k.run(ctx, pod)
+	// The containers run with what the kubelet allocated, which lags the
+	// spec while a resize waits for room.
+	allocated := k.allocate(pod)
+	again := k.run(ctx, allocated)
 	_ = k.state.refresh(ctx, k.rt, uid)
 	// Probes start from what runs now, containers this pass started
 	// included: the refresh above is the worker's own view, so no relist
 	// would tell it again, and a readiness probe left for the next resync
 	// kept a new replica unready for up to 10 s.
 	k.updateProbes(pod)
+	k.trackResize(pod, allocated)
 	k.updateStatus(ctx, pod, false)
 	if k.finished(pod) {
 		k.stopSandboxes(ctx, k.state.get(uid))
@@ -176,6 +180,9 @@ func (k *Kubelet) run(ctx context.Context, pod *v1.Pod) time.Duration {
 			// two steps.
 			_, _ = k.rt.StartContainer(ctx, &runtimeapi.StartContainerRequest{ContainerId: runs[0].ID})
 		}
+	}
+	if k.resizeRunning(ctx, pod, sb, byName) {
+		return 100 * time.Millisecond
 	}
 	// Init containers one at a time, in order; sidecars among them keep
 	// running, and are probed and restarted as regular containers.

@@ -12,6 +12,7 @@ import (
 	"github.com/orca-project/orca/internal/admission/limitranger"
 	"github.com/orca-project/orca/internal/admission/namespacelifecycle"
 	"github.com/orca-project/orca/internal/admission/noderestriction"
+	"github.com/orca-project/orca/internal/admission/podresize"
 	"github.com/orca-project/orca/internal/admission/podsecurity"
 	"github.com/orca-project/orca/internal/admission/priority"
 	"github.com/orca-project/orca/internal/admission/resourcequota"
@@ -83,6 +84,7 @@ func (p *admissionPlugins) chain(objects admission.Objects) admission.Chain {
 		certadmission.NewAttest(p.authorizer()),
 		certadmission.SubjectRestriction{},
 		certadmission.NewPodCertificateSigning(p.authorizer()),
+		podresize.New(objects),
 		resourcequota.New(objects),
 	)
 }

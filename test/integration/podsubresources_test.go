@@ -3,12 +3,14 @@ package integration
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -159,4 +161,94 @@ func unstructuredSlice(obj map[string]any, path ...string) (int, bool, error) {
 	}
 	l, ok := cur.([]any)
 	return len(l), ok, nil
+}
+
+// TestPodResize: pods/resize as upstream serves it. Only containers' cpu
+// and memory change there (the rest of a write is ignored, the QoS class
+// stays, nothing is removed), each change bumps the generation, the pod
+// itself cannot change them, and a resize beyond what the pod's node
+// could ever hold is refused by PodResizeValidator.
+func TestPodResize(t *testing.T) {
+	ctx := context.Background()
+	ns := testNamespace(t, "resize")
+	if v := discoveredVerbs(t, "pods/resize"); !slices.Equal(v, []string{"get", "patch", "update"}) {
+		t.Errorf("discovery lists pods/resize with verbs %v", v)
+	}
+	pods := client.CoreV1().Pods(ns)
+	pod, err := pods.Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "resized", Labels: map[string]string{"app": "r"}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c1", Image: "busybox", Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("20m"), corev1.ResourceMemory: resource.MustParse("35Mi")},
+			Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("30m")},
+		}}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	patch := `{"metadata":{"labels":{"app":"changed"}},"spec":{"containers":[{"name":"c1","image":"busybox:2","resources":{"requests":{"cpu":"25m"},"limits":{"cpu":"35m"}}}]}}`
+	resized, err := pods.Patch(ctx, pod.Name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: "resizer"}, "resize")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := resized.Spec.Containers[0]
+	if c.Resources.Requests.Cpu().MilliValue() != 25 || c.Resources.Limits.Cpu().MilliValue() != 35 || c.Resources.Requests.Memory().Value() != 35<<20 ||
+		c.Image != "busybox" || resized.Labels["app"] != "r" || resized.Generation != 2 {
+		t.Errorf("after the resize: resources %v, image %s, labels %v, generation %d", c.Resources, c.Image, resized.Labels, resized.Generation)
+	}
+	for _, m := range resized.ManagedFields {
+		if m.Manager == "resizer" && (m.Subresource != "resize" || !strings.Contains(string(m.FieldsV1.Raw), `"f:resources"`) || strings.Contains(string(m.FieldsV1.Raw), `"f:image"`)) {
+			t.Errorf("managed fields of the resize: %+v %s", m, m.FieldsV1.Raw)
+		}
+	}
+	got, err := dynamic.NewForConfigOrDie(restCfg).Resource(schema.GroupVersionResource{Version: "v1", Resource: "pods"}).Namespace(ns).Get(ctx, pod.Name, metav1.GetOptions{}, "resize")
+	if err != nil || got.GetGeneration() != 2 {
+		t.Errorf("GET /resize: %v, generation %d", err, got.GetGeneration())
+	}
+
+	for _, tc := range []struct {
+		name, sub, patch, want string
+	}{
+		{"QoS class", "resize", `{"spec":{"containers":[{"name":"c1","resources":{"requests":{"cpu":"35m","memory":"35Mi"},"limits":{"cpu":"35m","memory":"35Mi"}}}]}}`, "Pod QOS Class may not change as a result of resizing"},
+		{"limit removed", "resize", `{"spec":{"containers":[{"name":"c1","resources":{"limits":{"cpu":null}}}]}}`, "spec.containers[0].resources.limits: Forbidden: resource limits cannot be removed"},
+		{"storage", "resize", `{"spec":{"containers":[{"name":"c1","resources":{"requests":{"ephemeral-storage":"1Gi"}}}]}}`, "spec: Forbidden: only cpu and memory resources are mutable"},
+		{"resize policy", "resize", `{"spec":{"containers":[{"name":"c1","resizePolicy":[{"resourceName":"cpu","restartPolicy":"RestartContainer"}]}]}}`, "spec: Forbidden: only cpu and memory resources are mutable"},
+		{"through the pod", "", `{"spec":{"containers":[{"name":"c1","resources":{"requests":{"cpu":"30m"}}}]}}`, "pod updates may not change fields other than"},
+	} {
+		_, err := pods.Patch(ctx, pod.Name, types.StrategicMergePatchType, []byte(tc.patch), metav1.PatchOptions{}, subresources(tc.sub)...)
+		if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want 422 with %q", tc.name, err, tc.want)
+		}
+	}
+
+	// On a node, a resize is held to what the node could ever hold.
+	node, err := client.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{
+		Name: "resize-node-" + ns, Labels: map[string]string{corev1.LabelOSStable: "linux"}}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = client.CoreV1().Nodes().Delete(context.Background(), node.Name, metav1.DeleteOptions{}) })
+	node.Status.Allocatable = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("1Gi"), corev1.ResourcePods: resource.MustParse("10")}
+	node.Status.Capacity = node.Status.Allocatable
+	if _, err := client.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	bound, err := pods.Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "bound"},
+		Spec: corev1.PodSpec{NodeName: node.Name, Containers: []corev1.Container{{Name: "c1", Image: "busybox", Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")},
+		}}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = pods.Patch(ctx, bound.Name, types.StrategicMergePatchType, []byte(`{"spec":{"containers":[{"name":"c1","resources":{"requests":{"cpu":"3"}}}]}}`), metav1.PatchOptions{}, "resize")
+	var status *apierrors.StatusError
+	if !errors.As(err, &status) || status.ErrStatus.Reason != metav1.StatusReasonForbidden ||
+		!strings.Contains(err.Error(), "node didn't have enough allocatable resources: cpu, requested: 3000, allocatable: 2000") ||
+		len(status.ErrStatus.Details.Causes) == 0 || status.ErrStatus.Details.Causes[0].Type != "NodeCapacity" {
+		t.Errorf("resize beyond the node: %v", err)
+	}
+	if _, err := pods.Patch(ctx, bound.Name, types.StrategicMergePatchType, []byte(`{"spec":{"containers":[{"name":"c1","resources":{"requests":{"cpu":"1500m"}}}]}}`), metav1.PatchOptions{}, "resize"); err != nil {
+		t.Errorf("resize within the node: %v", err)
+	}
 }

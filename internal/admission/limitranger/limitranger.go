@@ -40,9 +40,12 @@ func New(objects admission.Objects) *Plugin { return &Plugin{objects: objects} }
 
 func (*Plugin) Name() string { return PluginName }
 
-// handles: pods on create only (their containers cannot change after
-// that) and claims on create and update (a claim may grow).
+// handles: pods on create and on resize (their containers' resources
+// change only there) and claims on create and update (a claim may grow).
 func handles(a *admission.Attributes) bool {
+	if a.Resource == podsGVR && a.Subresource == "resize" {
+		return a.Operation == admission.Update
+	}
 	if a.Subresource != "" {
 		return false
 	}
@@ -59,7 +62,9 @@ func handles(a *admission.Attributes) bool {
 func (p *Plugin) Admit(ctx context.Context, a *admission.Attributes) error {
 	return p.run(ctx, a, func(lr *corev1.LimitRange) error {
 		if pod, ok := a.Object.(*corev1.Pod); ok {
-			mergePodResources(pod, defaultResources(lr))
+			// A resize keeps the pod's annotations, as upstream's
+			// resets them after admission.
+			mergePodResources(pod, defaultResources(lr), a.Subresource == "")
 		}
 		return nil
 	})
@@ -122,7 +127,7 @@ func defaultResources(lr *corev1.LimitRange) corev1.ResourceRequirements {
 	return req
 }
 
-func mergePodResources(pod *corev1.Pod, defaults corev1.ResourceRequirements) {
+func mergePodResources(pod *corev1.Pod, defaults corev1.ResourceRequirements, annotate bool) {
 	var notes []string
 	for i := range pod.Spec.Containers {
 		notes = mergeContainer(&pod.Spec.Containers[i], defaults, "container", notes)
@@ -130,7 +135,7 @@ func mergePodResources(pod *corev1.Pod, defaults corev1.ResourceRequirements) {
 	for i := range pod.Spec.InitContainers {
 		notes = mergeContainer(&pod.Spec.InitContainers[i], defaults, "init container", notes)
 	}
-	if len(notes) > 0 {
+	if len(notes) > 0 && annotate {
 		if pod.Annotations == nil {
 			pod.Annotations = map[string]string{}
 		}

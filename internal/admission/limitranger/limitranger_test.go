@@ -125,3 +125,20 @@ func TestPodUpdateIgnored(t *testing.T) {
 		t.Fatalf("pod updates cannot change containers' resources, so they are not checked: %v", err)
 	}
 }
+
+// A resize is held to the limits as a create is, and filled with
+// defaults without the annotation, which a resize cannot write.
+func TestPodResizeChecked(t *testing.T) {
+	objs := admissiontest.New().Add(limitRangesGVR, rangeOf(corev1.LimitRangeItem{Type: corev1.LimitTypeContainer, Max: rl("cpu", "1"), Default: rl("memory", "64Mi")}))
+	pod := podWith(container("a", nil, rl("cpu", "2")))
+	a := &admission.Attributes{Operation: admission.Update, Resource: podsGVR, Subresource: "resize", Namespace: "ns", Object: pod, OldObject: pod.DeepCopy()}
+	if err := New(objs).Admit(context.Background(), a); err != nil {
+		t.Fatal(err)
+	}
+	if pod.Spec.Containers[0].Resources.Limits.Memory().Value() != 64<<20 || pod.Annotations[Annotation] != "" {
+		t.Errorf("defaults %v, annotations %v", pod.Spec.Containers[0].Resources, pod.Annotations)
+	}
+	if err := New(objs).Validate(context.Background(), a); !apierrors.IsForbidden(err) {
+		t.Fatalf("a resize over the maximum: %v", err)
+	}
+}

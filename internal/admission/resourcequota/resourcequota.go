@@ -24,7 +24,10 @@ import (
 // PluginName is upstream's name for the plugin.
 const PluginName = "ResourceQuota"
 
-var quotasGVR = corev1.SchemeGroupVersion.WithResource("resourcequotas")
+var (
+	quotasGVR = corev1.SchemeGroupVersion.WithResource("resourcequotas")
+	podsGR    = corev1.SchemeGroupVersion.WithResource("pods").GroupResource()
+)
 
 // Plugin enforces and charges quotas.
 type Plugin struct{ objects admission.Objects }
@@ -36,14 +39,17 @@ func (*Plugin) Name() string { return PluginName }
 
 // Validate checks and charges the request.
 func (p *Plugin) Validate(ctx context.Context, a *admission.Attributes) error {
-	if a.Subresource != "" || a.Namespace == "" || a.Object == nil {
+	// A pod's resources change only through /resize, which upstream
+	// charges as an update: what it grows is charged.
+	resize := a.Subresource == "resize" && a.Resource.GroupResource() == podsGR && a.Operation == admission.Update
+	if (a.Subresource != "" && !resize) || a.Namespace == "" || a.Object == nil {
 		return nil
 	}
 	if a.Operation != admission.Create && a.Operation != admission.Update {
 		return nil
 	}
 	eval := quota.ForResource(a.Resource.GroupResource())
-	if a.Operation == admission.Update && !eval.HandlesUpdate() {
+	if a.Operation == admission.Update && !eval.HandlesUpdate() && !resize {
 		return nil
 	}
 	items, err := p.objects.List(ctx, quotasGVR, a.Namespace)

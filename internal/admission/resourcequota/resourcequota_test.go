@@ -231,3 +231,31 @@ func TestPodUpdateNotCharged(t *testing.T) {
 		t.Fatalf("a label change on a pod older than the quota: %v", err)
 	}
 }
+
+// A resize is charged what it grows, and refused past the quota, as
+// upstream counts pods/resize.
+func TestPodResizeCharged(t *testing.T) {
+	objs := admissiontest.New().Add(quotasGVR, rq("q", rl("requests.cpu", "1"), rl("requests.cpu", "400m")))
+	old := pod(rl("cpu", "400m"), nil)
+	old.ResourceVersion = "3"
+	grow := func(cpu string) *admission.Attributes {
+		next := old.DeepCopy()
+		next.Spec.Containers[0].Resources.Requests = rl("cpu", cpu)
+		return &admission.Attributes{Operation: admission.Update, Resource: podsGVR, Subresource: "resize", Namespace: "ns", Name: "p", Object: next, OldObject: old}
+	}
+	if err := New(objs).Validate(context.Background(), grow("1500m")); !apierrors.IsForbidden(err) {
+		t.Fatalf("resize past the quota: %v", err)
+	}
+	if err := New(objs).Validate(context.Background(), grow("600m")); err != nil {
+		t.Fatal(err)
+	}
+	cur, _ := objs.Get(context.Background(), quotasGVR, "ns", "q")
+	if got := cur.(*corev1.ResourceQuota).Status.Used; !equal(got, rl("requests.cpu", "600m")) {
+		t.Fatalf("used %v", got)
+	}
+	other := grow("2")
+	other.Subresource = "ephemeralcontainers"
+	if err := New(objs).Validate(context.Background(), other); err != nil {
+		t.Fatalf("other subresources are not charged: %v", err)
+	}
+}

@@ -36,6 +36,8 @@ type Instance struct {
 	Reason     string
 	Message    string
 	ImageRef   string
+	// Resources is what a running instance holds; nil when unknown.
+	Resources *ActualResources
 }
 
 // Waiting is why the kubelet has not (re)started a container.
@@ -65,7 +67,13 @@ type Input struct {
 	// (past its activeDeadlineSeconds): the phase is Failed with that
 	// reason and message.
 	Failure *Failure
-	Now     time.Time
+	// Allocated is the resources the kubelet allocated to each container
+	// by name; a container missing here has its spec's.
+	Allocated map[string]v1.ResourceRequirements
+	// Resize holds the PodResizePending and PodResizeInProgress
+	// conditions the kubelet keeps; a finished pod shows neither.
+	Resize []v1.PodCondition
+	Now    time.Time
 }
 
 // Failure is the reason and message of a pod the kubelet failed.
@@ -154,6 +162,11 @@ func containerStatus(in Input, c *v1.Container, init bool) v1.ContainerStatus {
 	cs.RestartCount = int32(cur.Attempt)
 	cs.ContainerID = "containerd://" + cur.ID
 	cs.ImageID = cur.ImageRef
+	// As upstream, every container with a run reports its allocation and
+	// what it holds; only the requests are "allocated".
+	alloc := allocatedOf(in, c)
+	cs.AllocatedResources = alloc.Requests.DeepCopy()
+	cs.Resources = statusResources(alloc, cur)
 	if len(runs) > 1 && runs[1].State == Exited {
 		cs.LastTerminationState.Terminated = terminated(runs[1])
 	}
@@ -476,16 +489,20 @@ func conditions(in Input, st v1.PodStatus) []v1.PodCondition {
 	// A pod the kubelet runs is scheduled; upstream's kubelet restates it
 	// so that the condition carries the generation it observed.
 	out = append(out, cond(v1.PodScheduled, true, "", ""))
+	if !terminal {
+		out = append(out, in.Resize...)
+	}
 
 	// Conditions the kubelet does not own (readiness gates,
 	// DisruptionTarget) are kept as they are.
-	owned := map[v1.PodConditionType]bool{v1.PodReadyToStartContainers: true, v1.PodInitialized: true, v1.ContainersReady: true, v1.PodReady: true, v1.PodScheduled: true}
+	owned := map[v1.PodConditionType]bool{v1.PodReadyToStartContainers: true, v1.PodInitialized: true, v1.ContainersReady: true, v1.PodReady: true, v1.PodScheduled: true,
+		v1.PodResizePending: true, v1.PodResizeInProgress: true}
 	for _, o := range old {
 		if !owned[o.Type] {
 			out = append(out, o)
 		}
 	}
-	order := map[v1.PodConditionType]int{v1.PodReadyToStartContainers: 0, v1.PodInitialized: 1, v1.PodReady: 2, v1.ContainersReady: 3, v1.PodScheduled: 4}
+	order := map[v1.PodConditionType]int{v1.PodReadyToStartContainers: 0, v1.PodInitialized: 1, v1.PodReady: 2, v1.ContainersReady: 3, v1.PodScheduled: 4, v1.PodResizePending: 5, v1.PodResizeInProgress: 6}
 	sort.SliceStable(out, func(i, j int) bool {
 		oi, ok1 := order[out[i].Type]
 		oj, ok2 := order[out[j].Type]

@@ -38,6 +38,7 @@ var Pods = &registry.Resource{
 	PrepareForStatusUpdate: registry.Typed2(preparePodForStatusUpdate),
 	Subresources: map[string]*registry.Subresource{
 		"ephemeralcontainers": podEphemeralContainers,
+		"resize":              podResize,
 	},
 }
 
@@ -221,8 +222,9 @@ func defaultPod(pod *corev1.Pod) {
 // validatePod checks a pod. Besides the spec rules shared with templates, a
 // real pod may not hold ephemeral containers on create (they are added
 // through their own subresource), may not be bound while it has scheduling
-// gates, and may only project service account tokens when it names a
-// service account.
+// gates, may not be created with a non-sidecar init container restarted
+// on resize (it could never be resized), and may only project service
+// account tokens when it names a service account.
 func validatePod(pod *corev1.Pod) field.ErrorList {
 	specPath := field.NewPath("spec")
 	allErrs := validatePodSpecificAnnotations(pod.Annotations, &pod.Spec, field.NewPath("metadata", "annotations"))
@@ -254,6 +256,19 @@ func validatePod(pod *corev1.Pod) field.ErrorList {
 		}
 		if pod.Spec.NodeName != "" && len(pod.Spec.SchedulingGates) != 0 {
 			allErrs = append(allErrs, field.Forbidden(specPath.Child("nodeName"), "cannot be set until all schedulingGates have been cleared"))
+		}
+		// Upstream allows it still where a stored pod has it, which here
+		// only pods created before this rule can.
+		for i, c := range pod.Spec.InitContainers {
+			if isSidecar(&c) {
+				continue
+			}
+			for j, p := range c.ResizePolicy {
+				if p.RestartPolicy == corev1.RestartContainer {
+					allErrs = append(allErrs, field.Invalid(specPath.Child("initContainers").Index(i).Child("resizePolicy").Index(j).Child("restartPolicy"),
+						p.RestartPolicy, "must not be set to 'RestartContainer' for non-sidecar initContainers"))
+				}
+			}
 		}
 	}
 	return allErrs
