@@ -300,7 +300,7 @@ func Run(ctx context.Context, o Options) error {
 		return fmt.Errorf("agent: %w", err)
 	}
 	routesReady := make(chan struct{})
-	routes := &podroutes.Manager{Client: proxyClient, Node: o.NodeName, ClusterCIDR: o.ClusterCIDR, ServiceCIDR: o.ServiceCIDR, Log: log}
+	routes := &podroutes.Manager{Client: proxyClient, Node: o.NodeName, Bridge: o.Bridge, ClusterCIDR: o.ClusterCIDR, ServiceCIDR: o.ServiceCIDR, Log: log}
 	go func() {
 		if err := routes.Run(ctx, routesReady); err != nil && ctx.Err() == nil {
 			log.Error("pod routes", "err", err)

@@ -58,8 +58,12 @@ func (r Route) args() []string {
 	return append(a, "proto", Proto)
 }
 
-// Desired is the route set of node self, given every Node.
-func Desired(self string, nodes []*v1.Node, clusterCIDR, serviceCIDR string) []Route {
+// Desired is the route set of node self, given every Node. The node's own
+// pod range goes to bridge: the kernel adds that route when the bridge
+// gets its address, but not while another route to the range is in its
+// way (one a cluster that gave the range to another node left behind), and
+// never again once it is gone, so the node keeps it itself.
+func Desired(self, bridge string, nodes []*v1.Node, clusterCIDR, serviceCIDR string) []Route {
 	var out []Route
 	if clusterCIDR != "" {
 		out = append(out, Route{Dst: clusterCIDR, Type: "unreachable"})
@@ -68,7 +72,13 @@ func Desired(self string, nodes []*v1.Node, clusterCIDR, serviceCIDR string) []R
 		out = append(out, Route{Dst: serviceCIDR, Dev: ServiceDevice})
 	}
 	for _, n := range nodes {
-		if n.Name == self || n.Spec.PodCIDR == "" {
+		if n.Spec.PodCIDR == "" {
+			continue
+		}
+		if n.Name == self {
+			if _, cidr, err := net.ParseCIDR(n.Spec.PodCIDR); err == nil && bridge != "" {
+				out = append(out, Route{Dst: cidr.String(), Dev: bridge})
+			}
 			continue
 		}
 		ip := internalIP(n)
@@ -148,6 +158,7 @@ func parse(out string) map[string]Route {
 type Manager struct {
 	Client                   kubernetes.Interface
 	Node                     string
+	Bridge                   string // the bridge of this node's pods
 	ClusterCIDR, ServiceCIDR string
 	Log                      *slog.Logger
 }
@@ -182,7 +193,7 @@ func (m *Manager) Run(ctx context.Context, ready chan<- struct{}) error {
 	first := true
 	for {
 		nodes, _ := inf.Lister().List(labels.Everything())
-		if err := m.apply(ctx, Desired(m.Node, nodes, m.ClusterCIDR, serviceCIDR)); err != nil {
+		if err := m.apply(ctx, present(Desired(m.Node, m.Bridge, nodes, m.ClusterCIDR, serviceCIDR))); err != nil {
 			m.Log.Warn("pod routes", "err", err)
 		}
 		if first {
@@ -196,6 +207,22 @@ func (m *Manager) Run(ctx context.Context, ready chan<- struct{}) error {
 		case <-t.C:
 		}
 	}
+}
+
+// present leaves out the routes through devices that do not exist yet (the
+// pod bridge before the first pod): a stale route to the same range is
+// then deleted, and the kernel's own route appears with the bridge.
+func present(want []Route) []Route {
+	out := want[:0:0]
+	for _, r := range want {
+		if r.Dev != "" && r.Dev != ServiceDevice {
+			if _, err := net.InterfaceByName(r.Dev); err != nil {
+				continue
+			}
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 func (m *Manager) apply(ctx context.Context, want []Route) error {

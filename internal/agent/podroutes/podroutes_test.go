@@ -24,9 +24,10 @@ func TestDesired(t *testing.T) {
 		node("d", "10.42.3.0/24", ""),        // no address yet
 		node("e", "10.42.4.0/24", "fd00::5"), // IPv6 only: not routable here
 	}
-	got := Desired("a", nodes, "10.42.0.0/16", "10.43.0.0/16")
+	got := Desired("a", "orca0", nodes, "10.42.0.0/16", "10.43.0.0/16")
 	want := []Route{
 		{Dst: "10.42.0.0/16", Type: "unreachable"},
+		{Dst: "10.42.0.0/24", Dev: "orca0"}, // the node's own pods
 		{Dst: "10.42.1.0/24", Via: "172.30.0.3"},
 		{Dst: "10.43.0.0/16", Dev: ServiceDevice},
 	}
@@ -53,5 +54,23 @@ func TestParseAndDiff(t *testing.T) {
 	}
 	if got := (Route{Dst: "10.42.0.0/16", Type: "unreachable"}).args(); !reflect.DeepEqual(got, []string{"unreachable", "10.42.0.0/16", "proto", "199"}) {
 		t.Errorf("args %v", got)
+	}
+}
+
+// A range another cluster routed elsewhere is taken back for the node's own
+// bridge; a route through a device that is not there yet is left out, so
+// that a stale route to the range goes and the kernel's comes with the
+// device.
+func TestOwnRangeReplacesAStaleRoute(t *testing.T) {
+	have := parse("10.42.0.0/24 via 172.30.0.2 dev orca-nodes proto 199 \n")
+	want := Desired("vm", "lo", []*v1.Node{node("vm", "10.42.0.0/24", "172.30.0.1")}, "", "")
+	set, del := Diff(present(want), have)
+	if !reflect.DeepEqual(set, []Route{{Dst: "10.42.0.0/24", Dev: "lo"}}) || len(del) != 0 {
+		t.Errorf("with the bridge present: set %+v del %v, want the range moved to it", set, del)
+	}
+	want = Desired("vm", "no-such-bridge", []*v1.Node{node("vm", "10.42.0.0/24", "172.30.0.1")}, "", "")
+	set, del = Diff(present(want), have)
+	if len(set) != 0 || !reflect.DeepEqual(del, []string{"10.42.0.0/24"}) {
+		t.Errorf("before the bridge exists: set %+v del %v, want the stale route deleted", set, del)
 	}
 }
