@@ -168,7 +168,7 @@ func validateSliceSpec(spec *resourcev1.ResourceSliceSpec, fldPath *field.Path) 
 	if spec.NodeName != nil {
 		if *spec.NodeName != "" {
 			set = append(set, "`nodeName`")
-			allErrs = append(allErrs, validateNodeName(*spec.NodeName, fldPath.Child("nodeName"))...)
+			allErrs = append(allErrs, core.ValidateDNS1123Subdomain(*spec.NodeName, fldPath.Child("nodeName"))...)
 		} else {
 			allErrs = append(allErrs, field.Invalid(fldPath.Child("nodeName"), *spec.NodeName, "must be either unset or set to a non-empty string"))
 		}
@@ -298,7 +298,7 @@ func validateDevice(d resourcev1.Device, fldPath *field.Path, perDeviceNodeSelec
 		if d.NodeName != nil {
 			if *d.NodeName != "" {
 				set = append(set, "`nodeName`")
-				allErrs = append(allErrs, validateNodeName(*d.NodeName, fldPath.Child("nodeName"))...)
+				allErrs = append(allErrs, core.ValidateDNS1123Subdomain(*d.NodeName, fldPath.Child("nodeName"))...)
 			} else {
 				allErrs = append(allErrs, field.Invalid(fldPath.Child("nodeName"), *d.NodeName, "must not be empty"))
 			}

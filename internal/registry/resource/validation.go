@@ -67,14 +67,6 @@ func validatePoolName(name string, fldPath *field.Path) field.ErrorList {
 	return allErrs
 }
 
-func validateNodeName(name string, fldPath *field.Path) field.ErrorList {
-	var allErrs field.ErrorList
-	for _, msg := range validation.IsDNS1123Subdomain(name) {
-		allErrs = append(allErrs, field.Invalid(fldPath, name, msg))
-	}
-	return allErrs
-}
-
 func validateLabelValue(value string, fldPath *field.Path) field.ErrorList {
 	var allErrs field.ErrorList
 	for _, msg := range validation.IsValidLabelValue(value) {
