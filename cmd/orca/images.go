@@ -88,15 +88,9 @@ func newImagesCommand() *cobra.Command {
 				name string
 				img  imagebuild.Image
 			}{{"pause.tar", imagebuild.Pause(bin)}, {"busybox.tar", bb}} {
-				file, img := filepath.Join(output, out.name), out.img
-				if err := img.WriteFile(file); err != nil {
+				if err := writeImage(cmd, filepath.Join(output, out.name), out.img); err != nil {
 					return err
 				}
-				id, err := img.ID()
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: %s (%s)\n", file, img.Ref, id)
 			}
 			return nil
 		},
@@ -124,15 +118,7 @@ func newImagesCommand() *cobra.Command {
 				Entrypoint: pack.entrypoint, Cmd: pack.cmd, Env: pack.env,
 				WorkingDir: pack.workdir, User: pack.user, ExposedPorts: pack.ports,
 			}}
-			if err := img.WriteFile(pack.output); err != nil {
-				return err
-			}
-			id, err := img.ID()
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: %s (%s)\n", pack.output, img.Ref, id)
-			return nil
+			return writeImage(cmd, pack.output, img)
 		},
 	}
 	pf = packCmd.Flags()
@@ -149,4 +135,18 @@ func newImagesCommand() *cobra.Command {
 
 	cmd.AddCommand(importCmd, lsCmd, buildCmd, packCmd)
 	return cmd
+}
+
+// writeImage writes img as a docker archive to file and says so, with the
+// image ID a runtime will report for it.
+func writeImage(cmd *cobra.Command, file string, img imagebuild.Image) error {
+	a, err := img.Build()
+	if err != nil {
+		return err
+	}
+	if err := a.WriteFile(file); err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: %s (%s)\n", file, a.Ref, a.ID)
+	return nil
 }

@@ -128,23 +128,33 @@ func (img Image) Write(w io.Writer) error {
 // WriteFile writes the image as a docker-archive tarball to file name,
 // replacing it atomically so that an importer never reads half a file.
 func (img Image) WriteFile(name string) error {
+	a, err := img.Build()
+	if err != nil {
+		return err
+	}
+	return a.WriteFile(name)
+}
+
+// WriteFile writes the rendered image as Image.WriteFile does; callers that
+// also want the ID render the image once this way.
+func (a Archive) WriteFile(name string) error {
 	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".*")
 	if err != nil {
-		return fmt.Errorf("writing image %s: %w", img.Ref, err)
+		return fmt.Errorf("writing image %s: %w", a.Ref, err)
 	}
 	defer os.Remove(tmp.Name())
-	if err := img.Write(tmp); err != nil {
+	if err := a.write(tmp); err != nil {
 		tmp.Close()
-		return fmt.Errorf("writing image %s to %s: %w", img.Ref, name, err)
+		return fmt.Errorf("writing image %s to %s: %w", a.Ref, name, err)
 	}
 	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("writing image %s to %s: %w", img.Ref, name, err)
+		return fmt.Errorf("writing image %s to %s: %w", a.Ref, name, err)
 	}
 	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return fmt.Errorf("writing image %s: %w", img.Ref, err)
+		return fmt.Errorf("writing image %s: %w", a.Ref, err)
 	}
 	if err := os.Rename(tmp.Name(), name); err != nil {
-		return fmt.Errorf("writing image %s: %w", img.Ref, err)
+		return fmt.Errorf("writing image %s: %w", a.Ref, err)
 	}
 	return nil
 }
