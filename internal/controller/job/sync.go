@@ -159,7 +159,17 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	now := c.clock.Now()
 	census := takeCensus(j, pods)
 
-	j, err = c.flushUncounted(ctx, j, pods, census)
+	// A FailJob verdict is written with the update that records its pod
+	// as uncounted, as upstream: once that pod's finalizer is released
+	// no later sync can see the verdict again, so writing it afterwards
+	// would lose it to any conflict in between.
+	verdictSet := false
+	if census.failJobMessage != "" && findInterim(j.Status.Conditions) == nil {
+		j.Status.Conditions, _ = setCondition(j.Status.Conditions, batchv1.JobFailureTarget, v1.ConditionTrue,
+			batchv1.JobReasonPodFailurePolicy, census.failJobMessage, now)
+		verdictSet = true
+	}
+	j, err = c.flushUncounted(ctx, j, pods, census, verdictSet)
 	if err != nil {
 		return err
 	}
@@ -370,14 +380,15 @@ func (c *Controller) syncSuspension(j *batchv1.Job, now time.Time) {
 // flushUncounted records newly finished pods in uncountedTerminatedPods
 // (and completedIndexes), releases their finalizers, then moves released
 // ones into the succeeded/failed counters: a crash between steps never
-// counts a pod twice or loses it.
-func (c *Controller) flushUncounted(ctx context.Context, j *batchv1.Job, pods []*v1.Pod, census podCensus) (*batchv1.Job, error) {
+// counts a pod twice or loses it. dirty asks for the first update even
+// with no new pods, for a condition the caller set.
+func (c *Controller) flushUncounted(ctx context.Context, j *batchv1.Job, pods []*v1.Pod, census podCensus, dirty bool) (*batchv1.Job, error) {
 	st := &j.Status
 	if st.UncountedTerminatedPods == nil {
 		st.UncountedTerminatedPods = &batchv1.UncountedTerminatedPods{}
 	}
 	u := st.UncountedTerminatedPods
-	dirty := len(census.newSucceeded) > 0 || len(census.newFailed) > 0
+	dirty = dirty || len(census.newSucceeded) > 0 || len(census.newFailed) > 0
 	u.Succeeded = append(u.Succeeded, census.newSucceeded...)
 	u.Failed = append(u.Failed, census.newFailed...)
 	if isIndexed(j) && j.Spec.Completions != nil {
