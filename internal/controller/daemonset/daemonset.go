@@ -400,19 +400,32 @@ func (c *Controller) nodesToDaemonPods(ctx context.Context, ds *appsv1.DaemonSet
 	if err != nil {
 		return nil, err
 	}
-	out := map[string][]*v1.Pod{}
-	for _, p := range claimed {
-		if !controllerutil.IsPodActive(p) && p.DeletionTimestamp != nil {
+	out, homeless := groupByNode(claimed)
+	for _, p := range homeless {
+		c.log.Warn("daemon pod without a node", "pod", p.Namespace+"/"+p.Name)
+	}
+	return out, nil
+}
+
+// groupByNode groups daemon pods by the node they are for. Finished pods
+// already being deleted are left out, as upstream: nothing is left to do
+// with them. A pod still terminating stays, so that its node gets no
+// replacement until it is gone.
+func groupByNode(pods []*v1.Pod) (byNode map[string][]*v1.Pod, homeless []*v1.Pod) {
+	byNode = map[string][]*v1.Pod{}
+	for _, p := range pods {
+		finished := p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed
+		if finished && p.DeletionTimestamp != nil {
 			continue
 		}
 		node, err := targetNodeName(p)
 		if err != nil {
-			c.log.Warn("daemon pod without a node", "pod", p.Namespace+"/"+p.Name)
+			homeless = append(homeless, p)
 			continue
 		}
-		out[node] = append(out[node], p)
+		byNode[node] = append(byNode[node], p)
 	}
-	return out, nil
+	return byNode, homeless
 }
 
 // manage creates missing daemon pods and deletes surplus, finished and

@@ -210,6 +210,28 @@ func TestPodsShouldBeOnNode(t *testing.T) {
 	}
 }
 
+// A pod still terminating keeps its node taken, so the per-node decision
+// waits for it instead of starting a replacement beside it (which upstream's
+// rollback spec sees as an old pod restarted); only finished pods being
+// deleted are dropped.
+func TestGroupByNode(t *testing.T) {
+	finishedDeleting := mkPod("done", "h1", "failed", 1)
+	finishedDeleting.DeletionTimestamp = ptr.To(metav1.NewTime(now))
+	unplaced := mkPod("nowhere", "h1", "pending", 1)
+	unplaced.Spec.NodeName = ""
+	byNode, homeless := groupByNode([]*v1.Pod{mkPod("up", "h1", "ready", 2), mkPod("going", "h1", "deleting", 1), finishedDeleting, unplaced})
+	if got := names(byNode["n"]); got != "going,up" {
+		t.Errorf("pods of node n = %q, want going,up", got)
+	}
+	if got := names(homeless); got != "nowhere" {
+		t.Errorf("pods without a node = %q, want nowhere", got)
+	}
+	a := podsShouldBeOnNode(byNode["n"][1:], true, true, testDS(), "h1")
+	if a.create {
+		t.Error("a replacement is created while the node's pod is still terminating")
+	}
+}
+
 func TestRollingUpdatePlan(t *testing.T) {
 	type nodes = map[string][]*v1.Pod
 	all := func(n ...string) map[string]bool {
