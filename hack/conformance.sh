@@ -40,11 +40,15 @@ exec 9>/run/orca-e2e.lock
 flock -n 9 || { echo "waiting for the end-to-end tests to finish"; flock 9; }
 
 hack/install-deps.sh
-# What the suite's images carry besides upstream's programs.
+# What the suite's images carry besides upstream's programs, and what
+# builds them.
 need=()
-for p in curl:curl dig:bind9-dnsutils socat:socat ss:iproute2 iperf:iperf nc.openbsd:netcat-openbsd; do
+for p in curl:curl dig:bind9-dnsutils socat:socat ss:iproute2 iperf:iperf nc.openbsd:netcat-openbsd \
+	gcc:gcc make:make bzip2:bzip2; do
 	command -v "${p%%:*}" >/dev/null || need+=("${p#*:}")
 done
+# busybox is built statically from its source (test/conformance/images/busybox.sh).
+dpkg -s libc6-dev >/dev/null 2>&1 || need+=(libc6-dev)
 if ((${#need[@]})); then
 	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
 fi

@@ -2,9 +2,9 @@
 # Builds the images upstream's e2e suite runs, under the names it expects,
 # as docker archives in OUT (default _output/conformance/images), from what
 # is on this machine: agnhost and nonewprivs compiled from upstream's source
-# (BIN holds them), busybox from Debian's busybox-static, and Debian's own
-# bash, curl, dig, socat, ss, ip and OpenBSD netcat where the suite's images
-# carry them. Nothing is pulled. docs/conformance.md lists each image and
+# (BIN holds them), busybox built from its upstream source (busybox.sh), and
+# Debian's own bash, curl, dig, socat, ss, ip and OpenBSD netcat where the
+# suite's images carry them. Nothing is pulled from a registry. docs/conformance.md lists each image and
 # what stands in for it.
 #
 #   test/conformance/images/build.sh BIN OUT
@@ -17,6 +17,7 @@ e2e=registry.k8s.io/e2e-test-images
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$out"
+test/conformance/images/busybox.sh "$bin"
 
 # copy_bin SRC ROOT [DEST]: puts a program into ROOT with the shared
 # libraries ldd names, at their own paths (the loader's default search).
@@ -28,22 +29,18 @@ copy_bin() {
 	done
 }
 
-# busybox_root ROOT: every applet of Debian's busybox-static linked in /bin,
-# as in the suite's busybox image (tests call /bin/sysctl and the like),
-# with bash as /bin/sh: busybox's ash drops environment variables whose
-# names are not shell names (ConfigMap keys such as data-1) before the
-# command it runs sees them, which the suite's busybox keeps.
+# busybox_root ROOT: every applet of upstream's busybox (built by
+# busybox.sh into BIN) linked in /bin, ash as /bin/sh, as in the suite's
+# busybox image (tests call /bin/sysctl and the like, and read ash's
+# messages).
 busybox_root() {
 	local root=$1
 	mkdir -p "$root/bin" "$root/etc" "$root/tmp" "$root/root" "$root/var/www" "$root/usr/bin" "$root/usr/sbin"
 	chmod 1777 "$root/tmp"
-	cp /bin/busybox "$root/bin/busybox"
-	for a in $(/bin/busybox --list); do
+	cp "$bin/busybox" "$root/bin/busybox"
+	for a in $("$bin/busybox" --list); do
 		[ "$a" = busybox ] || [ "$a" = linuxrc ] || ln -sf busybox "$root/bin/$a"
 	done
-	rm -f "$root/bin/sh" "$root/bin/bash"
-	copy_bin /bin/bash "$root" /bin/bash
-	ln -sf bash "$root/bin/sh"
 	cat >"$root/etc/passwd" <<'P'
 root:x:0:0:root:/root:/bin/sh
 nobody:x:65534:65534:nobody:/nonexistent:/bin/false
@@ -61,6 +58,7 @@ G
 tools_root() {
 	local root=$1
 	busybox_root "$root"
+	copy_bin /bin/bash "$root" /bin/bash
 	for p in curl dig nslookup host socat ss ip iperf getent; do
 		src=$(command -v "$p") || { echo "missing $p: apt-get install curl bind9-dnsutils socat iproute2 iperf" >&2; exit 1; }
 		rm -f "$root/bin/$p" "$root/usr/bin/$p"
