@@ -99,8 +99,10 @@ TOML
 "$bin/registry" --listen "$hostip:5000" "$out"/images/*.tar >"$out/registry.log" 2>&1 &
 registry_pid=$!
 ORCA_DATA_DIR=$data ORCA_SERVER_FLAGS="--node-ip $hostip --advertise-address $hostip --allow-privileged --registry-config-dir $data/registries" hack/up.sh
+# Privileged pods on every node, as upstream's kubelet allows them: the
+# suite places some (a Job's hostPath writers) on a random node.
 for n in "${nodes[@]}"; do
-	ORCA_DATA_DIR=$data ORCA_AGENT_FLAGS="--registry-config-dir $data/registries" hack/node.sh add "$n"
+	ORCA_DATA_DIR=$data ORCA_AGENT_FLAGS="--allow-privileged --registry-config-dir $data/registries" hack/node.sh add "$n"
 done
 kubectl() { bin/orca kubectl --kubeconfig "$data/kubeconfig" "$@"; }
 kubectl wait --for=condition=Ready node --all --timeout=120s
