@@ -23,9 +23,10 @@ type volumes struct {
 	pods map[string]map[string]volume.Volume
 }
 
-func newVolumes(root string, client kubernetes.Interface, allocatable v1.ResourceList, log *slog.Logger) *volumes {
+func newVolumes(root string, client kubernetes.Interface, images volume.Images, allocatable v1.ResourceList, log *slog.Logger) *volumes {
 	return &volumes{
-		m:    &volume.Manager{Root: root, Sources: apiSources{client}, Certificates: apiSources{client}, NodeAllocatable: allocatable, Log: log},
+		m: &volume.Manager{Root: root, Sources: apiSources{client}, Certificates: apiSources{client}, Images: images,
+			NodeAllocatable: allocatable, Log: log},
 		pods: map[string]map[string]volume.Volume{},
 	}
 }

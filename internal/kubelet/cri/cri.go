@@ -46,6 +46,10 @@ func Dial(socket string) (*Client, error) {
 	}, nil
 }
 
+// Conn is the connection itself, for containerd's own services on the
+// same socket.
+func (c *Client) Conn() grpc.ClientConnInterface { return c.conn }
+
 // Close releases the connection.
 func (c *Client) Close() error { return c.conn.Close() }
 

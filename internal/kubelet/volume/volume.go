@@ -54,7 +54,9 @@ type Manager struct {
 	Sources Sources
 	// Certificates serves clusterTrustBundle and podCertificate
 	// projections; without it they fail.
-	Certificates    Certificates
+	Certificates Certificates
+	// Images mounts image volumes; without it they fail.
+	Images          Images
 	NodeAllocatable v1.ResourceList  // resourceFieldRef defaults and tmpfs sizes
 	Now             func() time.Time // token refresh and version names; time.Now when nil
 	Log             *slog.Logger     // slog.Default() when nil
@@ -127,6 +129,8 @@ func (m *Manager) setupOne(ctx context.Context, pod *v1.Pod, spec *v1.Volume) (V
 		return m.setupProjected(ctx, pod, spec)
 	case spec.PersistentVolumeClaim != nil:
 		return m.setupClaim(ctx, pod, spec.PersistentVolumeClaim.ClaimName, spec.PersistentVolumeClaim.ReadOnly, false)
+	case spec.Image != nil:
+		return m.setupImage(ctx, pod, spec)
 	case spec.Ephemeral != nil:
 		// A generic ephemeral volume is the claim the ephemeral volume
 		// controller created for this pod, named <pod>-<volume>.
@@ -179,6 +183,11 @@ func (m *Manager) Teardown(podUID string) error {
 	dir := filepath.Join(m.podDir(uid), "volumes")
 	if _, err := os.Lstat(dir); errors.Is(err, os.ErrNotExist) {
 		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := m.teardownImages(ctx, dir); err != nil {
+		return fmt.Errorf("tear down volumes of pod %s: %w", podUID, err)
 	}
 	// Removing files below a mount point that is still mounted would reach
 	// into whatever is mounted there; unmount everything first and stop if
