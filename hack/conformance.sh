@@ -98,6 +98,9 @@ server = "https://registry.k8s.io"
 TOML
 "$bin/registry" --listen "$hostip:5000" "$out"/images/*.tar >"$out/registry.log" 2>&1 &
 registry_pid=$!
+# With KEEP=1 it outlives this script (holding the test lock, as the
+# cluster does); hack/killall.sh stops it with the rest.
+echo "$registry_pid" >"$data/registry.pid"
 ORCA_DATA_DIR=$data ORCA_SERVER_FLAGS="--node-ip $hostip --advertise-address $hostip --allow-privileged --registry-config-dir $data/registries" hack/up.sh
 # Privileged pods on every node, as upstream's kubelet allows them: the
 # suite places some (a Job's hostPath writers) on a random node.

@@ -3,7 +3,8 @@
 # for the next start to adopt: the node's containerd, its shims and the
 # pods' processes under them, then unmounts what they left mounted under
 # the directory (volumes, rootfs snapshots) and removes pod network
-# namespaces nothing uses any more. The server (if any) is stopped first.
+# namespaces nothing uses any more. The server (if any) is stopped first,
+# with the agents and any helper whose pid file lies in the directory.
 # The data itself stays unless --purge is given.
 #
 #   hack/killall.sh [--purge] [DATA_DIR]   (default: ORCA_DATA_DIR or /var/lib/orca)
@@ -17,7 +18,7 @@ data=$(readlink -f "$data" 2>/dev/null || echo "$data")
 [ -d "$data" ] || { echo "no such data directory: $data" >&2; exit 0; }
 
 ORCA_DATA_DIR=$data hack/down.sh >/dev/null || true
-for n in "$data"/nodes/*/agent.pid; do
+for n in "$data"/nodes/*/agent.pid "$data"/*.pid; do
 	[ -f "$n" ] && kill "$(cat "$n")" 2>/dev/null || true
 done
 
