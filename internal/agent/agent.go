@@ -239,7 +239,7 @@ func Run(ctx context.Context, o Options) error {
 	reg.MustRegister(prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	k := kubelet.New(kubelet.Config{
 		NodeName: o.NodeName, Client: client, Runtime: rt,
-		Volumes: newVolumes(d.Pods, client, newImageVolumes(rt, recorder), allocatable, log),
+		Volumes: newVolumes(d.Pods, client, newImageVolumes(rt, client, recorder), allocatable, log),
 		PodDir:  d.Pods, LogDir: d.Logs, HostIPs: []string{nodeIP},
 		ClusterDNS: o.ClusterDNS, ClusterDomain: o.ClusterDomain, ResolvConf: "/etc/resolv.conf",
 		AllowPrivileged: o.AllowPrivileged, NodeMemory: host.MemoryBytes, Allocatable: allocatable,

@@ -3,28 +3,34 @@ package agent
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/record"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/orca-project/orca/internal/kubelet/credentials"
 	"github.com/orca-project/orca/internal/kubelet/cri"
 	"github.com/orca-project/orca/internal/kubelet/imagemount"
 )
 
 // imageVolumes pulls the images of image volumes through the CRI, as the
-// kubelet pulls container images (with the same events), and mounts them
-// through containerd's own API.
+// kubelet pulls container images (with the pod's pull secrets and the same
+// events), and mounts them through containerd's own API.
 type imageVolumes struct {
 	rt       *cri.Client
+	client   kubernetes.Interface
 	mounter  *imagemount.Mounter
 	recorder record.EventRecorder
 }
 
-func newImageVolumes(rt *cri.Client, recorder record.EventRecorder) *imageVolumes {
+func newImageVolumes(rt *cri.Client, client kubernetes.Interface, recorder record.EventRecorder) *imageVolumes {
 	return &imageVolumes{
 		rt:       rt,
+		client:   client,
 		mounter:  &imagemount.Mounter{Conn: rt.Conn(), Namespace: "k8s.io", Snapshotter: "overlayfs"},
 		recorder: recorder,
 	}
@@ -59,14 +65,23 @@ func (iv *imageVolumes) ensure(ctx context.Context, pod *v1.Pod, src *v1.ImageVo
 	if policy == v1.PullNever {
 		return "", fmt.Errorf("image %q is not present with pull policy of Never", src.Reference)
 	}
+	keyring, missing := credentials.ForPod(ctx, iv.secret, pod)
+	if len(missing) > 0 {
+		iv.recorder.Eventf(pod, v1.EventTypeWarning, "FailedToRetrieveImagePullSecret",
+			"Unable to retrieve some image pull secrets (%s); attempting to pull the image may not succeed.", strings.Join(missing, ", "))
+	}
 	iv.recorder.Eventf(pod, v1.EventTypeNormal, "Pulling", "Pulling image %q", src.Reference)
 	start := time.Now()
-	resp, err := iv.rt.PullImage(ctx, &runtimeapi.PullImageRequest{Image: spec})
+	ref, err := credentials.Pull(ctx, iv.rt, src.Reference, keyring.Lookup(src.Reference))
 	if err != nil {
 		iv.recorder.Eventf(pod, v1.EventTypeWarning, "Failed", "Failed to pull image %q: %v", src.Reference, err)
 		return "", fmt.Errorf("failed to pull image %q: %w", src.Reference, err)
 	}
 	d := time.Since(start).Round(time.Millisecond)
 	iv.recorder.Eventf(pod, v1.EventTypeNormal, "Pulled", "Successfully pulled image %q in %s (%s including waiting)", src.Reference, d, d)
-	return resp.ImageRef, nil
+	return ref, nil
+}
+
+func (iv *imageVolumes) secret(ctx context.Context, namespace, name string) (*v1.Secret, error) {
+	return iv.client.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
 }

@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/orca-project/orca/internal/kubelet/credentials"
 	"github.com/orca-project/orca/internal/kubelet/fieldpath"
 	"github.com/orca-project/orca/internal/kubelet/prober"
 )
@@ -114,9 +115,14 @@ func (k *Kubelet) ensureImage(ctx context.Context, pod *v1.Pod, c *v1.Container)
 		k.event(pod, v1.EventTypeNormal, "BackOff", msg)
 		return "", &startError{retry: k.pullBackoff.Get(key)}
 	}
+	keyring, missing := credentials.ForPod(ctx, k.secret, pod)
+	if len(missing) > 0 {
+		k.event(pod, v1.EventTypeWarning, "FailedToRetrieveImagePullSecret",
+			fmt.Sprintf("Unable to retrieve some image pull secrets (%s); attempting to pull the image may not succeed.", strings.Join(missing, ", ")))
+	}
 	k.event(pod, v1.EventTypeNormal, "Pulling", fmt.Sprintf("Pulling image %q", c.Image))
 	start := time.Now()
-	resp, err := k.rt.PullImage(ctx, &runtimeapi.PullImageRequest{Image: spec})
+	ref, err := credentials.Pull(ctx, k.rt, c.Image, keyring.Lookup(c.Image))
 	if err != nil {
 		k.pullBackoff.Next(key, time.Now())
 		msg := fmt.Sprintf("Failed to pull image %q: %v", c.Image, err)
@@ -128,7 +134,12 @@ func (k *Kubelet) ensureImage(ctx context.Context, pod *v1.Pod, c *v1.Container)
 	k.pullBackoff.Reset(key)
 	d := time.Since(start).Round(time.Millisecond)
 	k.event(pod, v1.EventTypeNormal, "Pulled", fmt.Sprintf("Successfully pulled image %q in %s (%s including waiting)", c.Image, d, d))
-	return resp.ImageRef, nil
+	return ref, nil
+}
+
+// secret reads a secret for the image pull of a pod.
+func (k *Kubelet) secret(ctx context.Context, namespace, name string) (*v1.Secret, error) {
+	return k.cfg.Client.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
 }
 
 // containerConfig builds the CRI container configuration. A non-empty

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	v1 "k8s.io/api/core/v1"
 	"golang.org/x/sys/unix"
+	v1 "k8s.io/api/core/v1"
 )
 
 // fakeImages mounts a tmpfs where the runtime would mount the image, so
