@@ -8,6 +8,9 @@
 #
 #   test/conformance/images/busybox.sh BIN
 set -euo pipefail
+# Build variables of the caller (make test exports Go's LDFLAGS) are not
+# busybox's.
+unset LDFLAGS CFLAGS CPPFLAGS CC
 bin=${1:?usage: $0 BIN}
 mkdir -p "$bin"
 bin=$(cd "$bin" && pwd)
