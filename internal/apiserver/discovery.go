@@ -59,10 +59,14 @@ func (s *Server) apiResourceList(gv schema.GroupVersion) *metav1.APIResourceList
 	return list
 }
 
-// verbsOf is what discovery lists for a resource: reviews are only created.
+// verbsOf is what discovery lists for a resource: reviews are only
+// created, computed views only read.
 func verbsOf(r *resource) metav1.Verbs {
 	if r.CreateOnly {
 		return metav1.Verbs{"create"}
+	}
+	if r.Computed {
+		return metav1.Verbs{"get", "list"}
 	}
 	return resourceVerbs
 }

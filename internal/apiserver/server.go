@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
@@ -91,6 +92,9 @@ type Config struct {
 	// --enable-priority-and-fairness); the two limits above are then
 	// only its share of seats, which its creator has summed.
 	FlowControl *flowcontrol.Dispatcher
+	// Computed supplies the objects of Computed resources, by resource;
+	// a Computed resource without a source lists nothing.
+	Computed map[schema.GroupVersionResource]func(context.Context) []runtime.Object
 }
 
 // Server is the API server's HTTP handler and the caches behind it.
@@ -155,7 +159,7 @@ func New(cfg Config) (*Server, error) {
 		}
 		s.resources[gvr] = r
 		s.ordered = append(s.ordered, r)
-		if rr.CreateOnly {
+		if rr.CreateOnly || rr.Computed {
 			continue
 		}
 		r.cache = cache.New(cache.Config{
@@ -283,8 +287,15 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, ri reques
 		s.writeError(w, r, err)
 		return
 	}
+	if res.Deprecated != "" {
+		admission.AddWarning(r.Context(), res.Deprecated)
+	}
 	if res.CreateOnly {
 		s.serveReview(w, r, res, ri)
+		return
+	}
+	if res.Computed {
+		s.serveComputed(w, r, res, ri)
 		return
 	}
 	switch ri.Subresource {

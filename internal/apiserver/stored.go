@@ -16,6 +16,9 @@ func (s *Server) StoredResources() []StoredResource {
 	var out []StoredResource
 	seen := map[string]bool{}
 	for _, r := range s.ordered {
+		if r.Computed {
+			continue
+		}
 		if seen[r.prefix] {
 			continue
 		}

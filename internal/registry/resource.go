@@ -99,6 +99,15 @@ type Resource struct {
 	// 406). The server checks no metadata: Validate does it all.
 	CreateOnly bool
 
+	// Computed makes the resource a view the server computes at each
+	// request (upstream's componentstatuses): get and list only, nothing
+	// stored or watched; the server's configuration supplies the objects.
+	Computed bool
+
+	// Deprecated, when set, is the warning every request for the resource
+	// gets, as upstream's "v1 ComponentStatus is deprecated in v1.19+".
+	Deprecated string
+
 	// OnRead, when set, completes every object read back from storage
 	// with what its stored form cannot hold: the protobuf encoding keeps
 	// no apiVersion and kind for objects embedded in others, which some

@@ -292,7 +292,9 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 		return nil, err
 	}
 	plugins := &admissionPlugins{authz: z, podSecurity: podSecurity}
+	components := newComponentProbes(store)
 	api, err = apiserver.New(apiserver.Config{
+		Computed:        components.source(),
 		Admission:       plugins.chain,
 		Store:           store,
 		Resources:       builtin.Resources(),
@@ -415,6 +417,7 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 			_ = inst.Wait()
 			return nil, err
 		}
+		components.add("controller-manager", controllerManagerProbe(cm.Healthy))
 		g.Go(func() error { return runControllerManager(gctx, cm) })
 	}
 	if !opts.DisableScheduler {
@@ -424,6 +427,7 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 			_ = inst.Wait()
 			return nil, err
 		}
+		components.add("scheduler", schedulerProbe)
 		g.Go(func() error { return runScheduler(gctx, sched) })
 	}
 	if opts.Agent != nil {

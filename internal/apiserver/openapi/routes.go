@@ -296,6 +296,17 @@ func resourceRoutes(r *registry.Resource) ([]common.Route, error) {
 		return routes, nil
 	}
 	list := r.NewList()
+	if r.Computed {
+		// Computed views are only read, as upstream's componentstatuses.
+		add(&route{method: "GET", path: collectionPath, operation: opID("list", namespaced+kind),
+			description: "list objects of kind " + kind, produces: allMediaTypes,
+			writes: list, responses: ok(list)},
+			"list", gvk, append(append([]common.Parameter(nil), scopeParams...), listParams...)...)
+		add(&route{method: "GET", path: itemPath, operation: opID("read", namespaced+kind),
+			description: "read the specified " + kind, produces: mediaTypes, writes: obj, responses: ok(obj)},
+			"get", gvk, itemParams...)
+		return routes, nil
+	}
 
 	// Collection: list, create, delete collection.
 	add(&route{method: "GET", path: collectionPath, operation: opID("list", namespaced+kind),

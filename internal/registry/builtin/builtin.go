@@ -30,7 +30,7 @@ func Resources() []*registry.Resource {
 		core.Configmaps, core.Secrets, core.Serviceaccounts,
 		core.Persistentvolumes, core.Persistentvolumeclaims,
 		core.Resourcequotas, core.Limitranges, core.Events,
-		core.Replicationcontrollers, core.Podtemplates,
+		core.Replicationcontrollers, core.Podtemplates, core.Componentstatuses,
 		apps.Deployments, apps.Replicasets, apps.Statefulsets, apps.Daemonsets,
 		apps.Controllerrevisions,
 		events.Events,
