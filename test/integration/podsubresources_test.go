@@ -227,9 +227,18 @@ func TestPodResize(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = client.CoreV1().Nodes().Delete(context.Background(), node.Name, metav1.DeleteOptions{}) })
-	node.Status.Allocatable = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("1Gi"), corev1.ResourcePods: resource.MustParse("10")}
-	node.Status.Capacity = node.Status.Allocatable
-	if _, err := client.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{}); err != nil {
+	// The node IPAM controller writes the new node too (its pod CIDR):
+	// retry on its conflicts.
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		fresh, err := client.CoreV1().Nodes().Get(ctx, node.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		fresh.Status.Allocatable = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("1Gi"), corev1.ResourcePods: resource.MustParse("10")}
+		fresh.Status.Capacity = fresh.Status.Allocatable
+		_, err = client.CoreV1().Nodes().UpdateStatus(ctx, fresh, metav1.UpdateOptions{})
+		return err
+	}); err != nil {
 		t.Fatal(err)
 	}
 	bound, err := pods.Create(ctx, &corev1.Pod{
