@@ -18,7 +18,9 @@ $GO test -ldflags "$LDFLAGS" -timeout 20m ./...
 echo "== conformance harness (its own module; the suite itself runs in make conformance)"
 (cd test/conformance && $GO vet ./summary/... && $GO test ./summary/...)
 echo "== fuzz (short)"
-FUZZTIME=${FUZZTIME:-20s} make -s fuzz
+# A count of inputs, not a duration: Go 1.26 can end a timed fuzzing run
+# with a spurious "context deadline exceeded" (golang/go#75804).
+FUZZTIME=${FUZZTIME:-15000x} make -s fuzz
 # Upstream's own tests of the behaviours users rely on most: the specs in
 # test/conformance/smoke.txt against a fresh three-node cluster. Like the
 # end-to-end tests, they need root for containers and network namespaces.
