@@ -2,7 +2,9 @@ package volume
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -51,11 +53,11 @@ func (m *Manager) setupImage(ctx context.Context, pod *v1.Pod, spec *v1.Volume) 
 // the generic unmount, so the runtime lets go of their layers too.
 func (m *Manager) teardownImages(ctx context.Context, volumesDir string) error {
 	entries, err := os.ReadDir(filepath.Join(volumesDir, pluginImage))
-	if err != nil {
+	if errors.Is(err, fs.ErrNotExist) || m.Images == nil {
 		return nil
 	}
-	if m.Images == nil {
-		return nil
+	if err != nil {
+		return fmt.Errorf("image volumes: %w", err)
 	}
 	for _, e := range entries {
 		if err := m.Images.UnmountImage(ctx, filepath.Join(volumesDir, pluginImage, e.Name())); err != nil {
