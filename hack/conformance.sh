@@ -76,6 +76,7 @@ fi
 registry_pid=
 stop_cluster() {
 	[ -n "$registry_pid" ] && kill "$registry_pid" 2>/dev/null || true
+	rm -f "$data/registry.pid"
 	for n in "${nodes[@]}"; do ORCA_DATA_DIR=$data hack/node.sh del "$n" >/dev/null 2>&1 || true; done
 	hack/killall.sh "$data" >/dev/null 2>&1 || true
 }

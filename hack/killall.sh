@@ -18,8 +18,14 @@ data=$(readlink -f "$data" 2>/dev/null || echo "$data")
 [ -d "$data" ] || { echo "no such data directory: $data" >&2; exit 0; }
 
 ORCA_DATA_DIR=$data hack/down.sh >/dev/null || true
-for n in "$data"/nodes/*/agent.pid "$data"/*.pid; do
+for n in "$data"/nodes/*/agent.pid; do
 	[ -f "$n" ] && kill "$(cat "$n")" 2>/dev/null || true
+done
+# Helpers' pid files go once used, so that a stale one never names a
+# process that later took the same number.
+for n in "$data"/*.pid; do
+	[ -f "$n" ] && kill "$(cat "$n")" 2>/dev/null || true
+	rm -f "$n"
 done
 
 # Processes started from the directory: the containerd of each node (its
