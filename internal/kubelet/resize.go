@@ -163,25 +163,15 @@ func planResize(pod *v1.Pod, running map[string]string, actuated allocation) res
 				p.restart = append(p.restart, step)
 				continue
 			}
-			// A changed limit decides the direction; a request alone
-			// when the limit stays.
 			if memChanged {
-				d, c := desired.memLimit, current.memLimit
-				if d == c {
-					d, c = desired.memRequest, current.memRequest
-				}
-				if d < c {
+				if shrinks(desired.memLimit, current.memLimit, desired.memRequest, current.memRequest) {
 					memDown = append(memDown, step)
 				} else {
 					memUp = append(memUp, step)
 				}
 			}
 			if cpuChanged {
-				d, c := desired.cpuLimit, current.cpuLimit
-				if d == c {
-					d, c = desired.cpuRequest, current.cpuRequest
-				}
-				if d < c {
+				if shrinks(desired.cpuLimit, current.cpuLimit, desired.cpuRequest, current.cpuRequest) {
 					cpuDown = append(cpuDown, step)
 				} else {
 					cpuUp = append(cpuUp, step)
@@ -192,6 +182,15 @@ func planResize(pod *v1.Pod, running map[string]string, actuated allocation) res
 	p.memory = append(memDown, memUp...)
 	p.cpu = append(cpuDown, cpuUp...)
 	return p
+}
+
+// shrinks tells a decrease from an increase of one resource: a changed
+// limit decides the direction; the request alone when the limit stays.
+func shrinks(desiredLimit, currentLimit, desiredRequest, currentRequest int64) bool {
+	if desiredLimit != currentLimit {
+		return desiredLimit < currentLimit
+	}
+	return desiredRequest < currentRequest
 }
 
 // restartOnResize reads a container's resize policy for a resource;
