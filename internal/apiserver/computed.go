@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"context"
 	"net/http"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -8,60 +9,47 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
-// serveComputed answers get and list of a Computed resource from its
-// source, with the same selectors, tables and metadata-only forms as a
-// stored resource; every other verb is refused as upstream refuses verbs
-// a resource does not implement.
+// serveComputed answers a Computed resource: get and list go through the
+// same handlers as a stored resource's (selectors, tables and
+// metadata-only forms), which read from its source; every other verb is
+// refused as upstream refuses verbs a resource does not implement.
 func (s *Server) serveComputed(w http.ResponseWriter, r *http.Request, res *resource, ri requestInfo) {
 	if ri.Subresource != "" {
 		s.writeError(w, r, errNotFoundPath())
 		return
 	}
-	if ri.Verb != "get" && ri.Verb != "list" {
+	switch ri.Verb {
+	case "get":
+		s.handleGet(w, r, res, ri)
+	case "list":
+		s.handleList(w, r, res, ri)
+	default:
 		s.writeError(w, r, apierrors.NewMethodNotSupported(res.GroupResource(), ri.Verb))
-		return
 	}
-	var objs []runtime.Object
-	if source := s.cfg.Computed[res.GroupVersionResource()]; source != nil {
-		objs = source(r.Context())
+}
+
+// computed returns the objects of a Computed resource that match (all,
+// for a nil match), as its source makes them now.
+func (s *Server) computed(ctx context.Context, res *resource, match func(runtime.Object) bool) []runtime.Object {
+	source := s.cfg.Computed[res.GroupVersionResource()]
+	if source == nil {
+		return nil
 	}
-	if ri.Verb == "get" {
-		out, err := negotiate(r, "Table", "PartialObjectMetadata")
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		for _, o := range objs {
-			if m, err := meta.Accessor(o); err == nil && m.GetName() == ri.Name {
-				s.writeConverted(w, r, http.StatusOK, res, out, o)
-				return
-			}
-		}
-		s.writeError(w, r, apierrors.NewNotFound(res.GroupResource(), ri.Name))
-		return
-	}
-	out, err := negotiate(r, "Table", "PartialObjectMetadataList")
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	opts, err := s.parseListOptions(r, res, ri.Namespace)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	match := opts.matcher(res)
-	var items []runtime.Object
-	for _, o := range objs {
+	var out []runtime.Object
+	for _, o := range source(ctx) {
 		if match == nil || match(o) {
-			items = append(items, o)
+			out = append(out, o)
 		}
 	}
-	list := res.NewList()
-	setListKind(list, res)
-	if err := setListItems(list, items); err != nil {
-		s.writeError(w, r, err)
-		return
+	return out
+}
+
+// computedGet is get for a Computed resource.
+func (s *Server) computedGet(ctx context.Context, res *resource, name string) (runtime.Object, error) {
+	for _, o := range s.computed(ctx, res, nil) {
+		if m, err := meta.Accessor(o); err == nil && m.GetName() == name {
+			return o, nil
+		}
 	}
-	s.writeConverted(w, r, http.StatusOK, res, out, list)
+	return nil, apierrors.NewNotFound(res.GroupResource(), name)
 }

@@ -45,6 +45,9 @@ func (s *Server) handleGet(w http.ResponseWriter, r *http.Request, res *resource
 // get reads one object. resourceVersion "0" (any) is served from the
 // cache; anything else is a linearizable read of etcd, as upstream.
 func (s *Server) get(ctx context.Context, res *resource, ns, name, rv string) (runtime.Object, error) {
+	if res.Computed {
+		return s.computedGet(ctx, res, name)
+	}
 	if rv == "0" {
 		obj, _, ok := res.cache.Get(res.key(ns, name))
 		if !ok {
@@ -204,7 +207,10 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request, res *resourc
 		return
 	}
 	lm, _ := meta.ListAccessor(list)
-	lm.SetResourceVersion(strconv.FormatInt(rev, 10))
+	if rev != 0 {
+		// A computed list has no revision; a stored one always has one.
+		lm.SetResourceVersion(strconv.FormatInt(rev, 10))
+	}
 	lm.SetContinue(next)
 	lm.SetRemainingItemCount(remaining)
 	s.writeConverted(w, r, http.StatusOK, res, out, list)
@@ -214,6 +220,10 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request, res *resourc
 // and from etcd otherwise (pages, exact revisions, a cache that lags).
 func (s *Server) list(ctx context.Context, res *resource, o *listOptions) ([]runtime.Object, int64, string, *int64, error) {
 	match := o.matcher(res)
+	if res.Computed {
+		// Made at the request: no revision, no pages.
+		return s.computed(ctx, res, match), 0, "", nil, nil
+	}
 	prefix := res.prefix
 	if o.namespace != "" {
 		prefix += o.namespace + "/"
