@@ -31,6 +31,9 @@ var _ admission.Objects = objects{}
 
 func (o objects) resource(gvr schema.GroupVersionResource) (*resource, error) {
 	r, ok := o.s.resources[gvr]
+	if !ok {
+		r, ok = o.s.customResource(gvr)
+	}
 	if !ok || r.CreateOnly {
 		return nil, apierrors.NewNotFound(gvr.GroupResource(), "")
 	}

@@ -3,6 +3,7 @@ package apiserver
 import (
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -97,6 +98,40 @@ func (s *Server) decodeObject(data []byte, contentType string, fv fieldValidatio
 			}
 		}
 		return nil, apierrors.NewBadRequest(decodeErrorMessage(err))
+	}
+	return obj, nil
+}
+
+// decodeResource reads a body into a new object of res. A custom
+// resource's body is then pruned to its schema; the fields dropped are
+// unknown fields to the request's field validation, as upstream reports
+// them (`unknown field "spec.foo"`).
+func (s *Server) decodeResource(res *resource, data []byte, contentType string, fv fieldValidation, warn *warnings) (runtime.Object, error) {
+	if res.Unstructured {
+		if t, _, _ := mime.ParseMediaType(contentType); t == mediaProtobuf {
+			return nil, errUnsupportedMediaType(contentType)
+		}
+	}
+	obj, err := s.decodeObject(data, contentType, fv, res.New, warn)
+	if err != nil || res.Coerce == nil {
+		return obj, err
+	}
+	unknown, err := res.Coerce(obj)
+	if err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	if fv == validationIgnore || len(unknown) == 0 {
+		return obj, nil
+	}
+	msgs := make([]string, len(unknown))
+	for i, p := range unknown {
+		msgs[i] = fmt.Sprintf("unknown field %q", p)
+	}
+	if fv == validationStrict {
+		return nil, apierrors.NewBadRequest("strict decoding error: " + strings.Join(msgs, ", "))
+	}
+	for _, m := range msgs {
+		warn.add(m)
 	}
 	return obj, nil
 }

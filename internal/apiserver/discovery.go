@@ -18,7 +18,7 @@ var resourceVerbs = metav1.Verbs{"create", "delete", "deletecollection", "get", 
 func (s *Server) groupVersions() []schema.GroupVersion {
 	seen := map[schema.GroupVersion]bool{}
 	var out []schema.GroupVersion
-	for _, r := range s.ordered {
+	for _, r := range s.served() {
 		gv := r.GroupVersion()
 		if !seen[gv] {
 			seen[gv] = true
@@ -30,7 +30,7 @@ func (s *Server) groupVersions() []schema.GroupVersion {
 
 func (s *Server) resourcesOf(gv schema.GroupVersion) []*resource {
 	var out []*resource
-	for _, r := range s.ordered {
+	for _, r := range s.served() {
 		if r.GroupVersion() == gv {
 			out = append(out, r)
 		}

@@ -13,6 +13,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -22,6 +23,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"github.com/orca-project/orca/internal/registry"
 	"github.com/orca-project/orca/internal/storage"
 )
 
@@ -128,7 +130,17 @@ func (r *resource) fieldManager(sub string) (*managedfields.FieldManager, error)
 		return fm, nil
 	}
 	gvk := r.GroupVersionKind()
-	fm, err := managedfields.NewDefaultFieldManager(typeConverter(), scheme.Scheme, defaulter{r}, scheme.Scheme,
+	tc := typeConverter()
+	var conv runtime.ObjectConvertor = scheme.Scheme
+	var creater runtime.ObjectCreater = scheme.Scheme
+	if r.Unstructured {
+		tc = managedfields.NewDeducedTypeConverter()
+		conv, creater = unstructuredConverter{r.Resource}, unstructuredConverter{r.Resource}
+	}
+	if r.TypeConverter != nil {
+		tc = r.TypeConverter
+	}
+	fm, err := managedfields.NewDefaultFieldManager(tc, conv, defaulter{r}, creater,
 		gvk, gvk.GroupVersion(), sub, r.resetFields(sub))
 	if err != nil {
 		return nil, fmt.Errorf("field manager for %s %q: %w", r.GroupResource(), sub, err)
@@ -206,6 +218,12 @@ func (r *resource) resetFields(sub string) map[fieldpath.APIVersion]fieldpath.Fi
 // topLevelFields lists the JSON names of an object's fields other than
 // its type and object metadata.
 func topLevelFields(obj runtime.Object) []string {
+	if _, ok := obj.(*unstructured.Unstructured); ok {
+		// A custom resource's status writers may not own its spec, as
+		// upstream's status strategy declares (other fields are reset
+		// all the same).
+		return []string{"spec"}
+	}
 	t := reflect.TypeOf(obj).Elem()
 	var out []string
 	for i := 0; i < t.NumField(); i++ {
@@ -237,4 +255,34 @@ func (s *Server) trackUpdate(ctx context.Context, res *resource, sub string, liv
 	storage.SetKind(live, res.GroupVersionKind())
 	storage.SetKind(next, res.GroupVersionKind())
 	return fm.UpdateNoErrors(live, next, w.manager), nil
+}
+
+// unstructuredConverter converts and creates a custom resource's objects
+// for its field managers, which compare versions of the object in the
+// version they are served in.
+type unstructuredConverter struct{ r *registry.Resource }
+
+func (c unstructuredConverter) Convert(in, out, _ any) error {
+	return fmt.Errorf("convert %T to %T: not supported for custom resources", in, out)
+}
+
+func (c unstructuredConverter) ConvertToVersion(in runtime.Object, gv runtime.GroupVersioner) (runtime.Object, error) {
+	kind, ok := gv.KindForGroupVersionKinds([]schema.GroupVersionKind{in.GetObjectKind().GroupVersionKind()})
+	if !ok {
+		return nil, fmt.Errorf("%s cannot be converted to %v", in.GetObjectKind().GroupVersionKind(), gv)
+	}
+	if kind.Version == in.GetObjectKind().GroupVersionKind().Version || c.r.Convert == nil {
+		return in, nil
+	}
+	return c.r.Convert(in, kind.Version)
+}
+
+func (c unstructuredConverter) ConvertFieldLabel(_ schema.GroupVersionKind, label, value string) (string, string, error) {
+	return label, value, nil
+}
+
+func (c unstructuredConverter) New(kind schema.GroupVersionKind) (runtime.Object, error) {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(kind)
+	return u, nil
 }

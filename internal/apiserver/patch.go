@@ -79,7 +79,7 @@ func (s *Server) patchOf(ctx context.Context, res *resource, pt types.PatchType,
 		if err != nil {
 			return nil, err
 		}
-		next, err := s.decodeObject(patched, mediaJSON, fv, res.New, warn)
+		next, err := s.decodeResource(res, patched, mediaJSON, fv, warn)
 		if err != nil {
 			return nil, err
 		}
@@ -99,7 +99,7 @@ func (s *Server) patchOf(ctx context.Context, res *resource, pt types.PatchType,
 }
 
 func (s *Server) handlePatch(w http.ResponseWriter, r *http.Request, res *resource, ri requestInfo) {
-	as, err := negotiateWrite(r)
+	as, err := negotiateWrite(r, res)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -107,6 +107,13 @@ func (s *Server) handlePatch(w http.ResponseWriter, r *http.Request, res *resour
 	pt, err := patchType(r)
 	if err != nil {
 		s.writeError(w, r, err)
+		return
+	}
+	if res.Unstructured && pt == types.StrategicMergePatchType {
+		// Custom resources have no patch strategy to merge by.
+		st := errUnsupportedMediaType(string(pt))
+		st.ErrStatus.Message = fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml (got %q)", r.Header.Get("Content-Type"))
+		s.writeError(w, r, st)
 		return
 	}
 	dry, fv, body, err := s.writeInput(r)

@@ -29,7 +29,7 @@ import (
 const freshTimeout = 3 * time.Second
 
 func (s *Server) handleGet(w http.ResponseWriter, r *http.Request, res *resource, ri requestInfo) {
-	out, err := negotiate(r, "Table", "PartialObjectMetadata")
+	out, err := res.negotiate(r, "Table", "PartialObjectMetadata")
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -185,7 +185,7 @@ func decodeContinue(tok, prefix string) (int64, string, error) {
 }
 
 func (s *Server) handleList(w http.ResponseWriter, r *http.Request, res *resource, ri requestInfo) {
-	out, err := negotiate(r, "Table", "PartialObjectMetadataList")
+	out, err := res.negotiate(r, "Table", "PartialObjectMetadataList")
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -312,7 +312,7 @@ func setListItems(list runtime.Object, objs []runtime.Object) error {
 }
 
 func setListKind(list runtime.Object, res *resource) {
-	list.GetObjectKind().SetGroupVersionKind(res.GroupVersion().WithKind(res.Kind + "List"))
+	list.GetObjectKind().SetGroupVersionKind(res.GroupVersion().WithKind(res.ListKindName()))
 }
 
 // newWithKind returns an empty object of the resource carrying its kind.

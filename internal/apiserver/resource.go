@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -29,11 +30,15 @@ type resource struct {
 	// fieldKeys are the fields a field selector may name.
 	fieldKeys map[string]bool
 	managers  fieldManagers
+	// stop ends the watch cache of a custom resource.
+	stop context.CancelFunc
 }
 
 func newResource(r *registry.Resource, st *storage.Store) *resource {
 	stored := r
 	switch {
+	case r.Unstructured:
+		st = st.WithCodec(storage.NewUnstructuredCodec().ConvertingErr(unstructuredToStored(r), unstructuredFromStored(r)))
 	case r.StoredAs != nil:
 		stored = r.StoredAs.Resource
 		st = st.WithCodec(st.Codec().Converting(r.StoredAs.ToStored, r.StoredAs.FromStored))
@@ -127,13 +132,27 @@ func structField(obj runtime.Object, name string) reflect.Value {
 
 // resetStatus clears .status, which clients may not set on create.
 func resetStatus(obj runtime.Object) {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		delete(u.Object, "status")
+		return
+	}
 	if f := structField(obj, "Status"); f.IsValid() && f.CanSet() {
 		f.Set(reflect.Zero(f.Type()))
 	}
 }
 
-// copyField copies one top-level field from src to dst.
+// copyField copies one top-level field from src to dst, by its Go name.
 func copyField(dst, src runtime.Object, name string) {
+	if du, ok := dst.(*unstructured.Unstructured); ok {
+		su := src.(*unstructured.Unstructured)
+		key := strings.ToLower(name[:1]) + name[1:]
+		if v, ok := su.Object[key]; ok {
+			du.Object[key] = v
+		} else {
+			delete(du.Object, key)
+		}
+		return
+	}
 	d, s := structField(dst, name), structField(src, name)
 	if d.IsValid() && s.IsValid() && d.CanSet() {
 		d.Set(s)
@@ -146,13 +165,17 @@ func copyField(dst, src runtime.Object, name string) {
 // finalizers and owner references come from the request unless the
 // resource names them in resetMeta.
 func keepAllButStatus(dst, src runtime.Object, resetMeta []string) {
-	dv, sv := reflect.ValueOf(dst).Elem(), reflect.ValueOf(src).Elem()
-	for i := 0; i < dv.NumField(); i++ {
-		name := dv.Type().Field(i).Name
-		if name == "Status" || name == "TypeMeta" || name == "ObjectMeta" {
-			continue
+	if du, ok := dst.(*unstructured.Unstructured); ok {
+		keepAllButStatusUnstructured(du.Object, src.(*unstructured.Unstructured).Object)
+	} else {
+		dv, sv := reflect.ValueOf(dst).Elem(), reflect.ValueOf(src).Elem()
+		for i := 0; i < dv.NumField(); i++ {
+			name := dv.Type().Field(i).Name
+			if name == "Status" || name == "TypeMeta" || name == "ObjectMeta" {
+				continue
+			}
+			dv.Field(i).Set(sv.Field(i))
 		}
-		dv.Field(i).Set(sv.Field(i))
 	}
 	dm, _ := meta.Accessor(dst)
 	sm, _ := meta.Accessor(src)
@@ -172,8 +195,41 @@ func keepAllButStatus(dst, src runtime.Object, resetMeta []string) {
 	dm.SetGeneration(sm.GetGeneration())
 }
 
+// keepAllButStatusUnstructured is keepAllButStatus for custom resources:
+// every top-level field but metadata and status comes from src.
+func keepAllButStatusUnstructured(dst, src map[string]any) {
+	for k := range dst {
+		if _, ok := src[k]; !ok && !keepsOwn(k) {
+			delete(dst, k)
+		}
+	}
+	for k, v := range src {
+		if !keepsOwn(k) {
+			dst[k] = v
+		}
+	}
+}
+
+func keepsOwn(key string) bool {
+	return key == "status" || key == "metadata" || key == "apiVersion" || key == "kind"
+}
+
 // specOf returns .spec for comparisons; invalid when the kind has none.
-func specOf(obj runtime.Object) reflect.Value { return structField(obj, "Spec") }
+// A custom resource's spec is every top-level field but its metadata, as
+// upstream counts a change of generation for them (a status kept apart by
+// a status subresource never differs here).
+func specOf(obj runtime.Object) reflect.Value {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		spec := make(map[string]any, len(u.Object))
+		for k, v := range u.Object {
+			if k != "metadata" && k != "apiVersion" && k != "kind" {
+				spec[k] = v
+			}
+		}
+		return reflect.ValueOf(spec)
+	}
+	return structField(obj, "Spec")
+}
 
 // namespaceScoped reports the validation mode of metadata.namespace.
 func (r *resource) namespaceScoped() bool { return r.Namespaced }
@@ -208,5 +264,39 @@ func (r *resource) deletedStatus(acc metav1.Object) *metav1.Status {
 			Kind:  r.Name,
 			UID:   acc.GetUID(),
 		},
+	}
+}
+
+// unstructuredToStored converts a custom resource's object to its storage
+// version before it is written.
+func unstructuredToStored(r *registry.Resource) func(runtime.Object) (runtime.Object, error) {
+	if r.Convert == nil || r.StorageVersion == "" || r.StorageVersion == r.Version {
+		return nil
+	}
+	return func(obj runtime.Object) (runtime.Object, error) {
+		return r.Convert(obj, r.StorageVersion)
+	}
+}
+
+// unstructuredFromStored completes a custom resource's object read back
+// from etcd: converted to the served version, pruned of what its schema
+// does not know and defaulted, as upstream reads them.
+func unstructuredFromStored(r *registry.Resource) func(runtime.Object) (runtime.Object, error) {
+	return func(obj runtime.Object) (runtime.Object, error) {
+		if r.Convert != nil && obj.GetObjectKind().GroupVersionKind().Version != r.Version {
+			var err error
+			if obj, err = r.Convert(obj, r.Version); err != nil {
+				return nil, err
+			}
+		}
+		if r.Coerce != nil {
+			if _, err := r.Coerce(obj); err != nil {
+				return nil, err
+			}
+		}
+		if r.Default != nil {
+			r.Default(obj)
+		}
+		return obj, nil
 	}
 }

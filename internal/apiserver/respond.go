@@ -91,6 +91,17 @@ type negotiated struct {
 // negotiate picks the first acceptable output among the Accept header's
 // entries. conversions lists the "as" targets the endpoint can produce.
 func negotiate(r *http.Request, conversions ...string) (negotiated, error) {
+	return negotiateOutput(r, false, conversions)
+}
+
+// negotiate is negotiate for an endpoint of r: a custom resource has no
+// protobuf form, so a client that accepts protobuf first gets the next
+// format it lists (its metadata and tables are protobuf all the same).
+func (res *resource) negotiate(r *http.Request, conversions ...string) (negotiated, error) {
+	return negotiateOutput(r, res.Unstructured, conversions)
+}
+
+func negotiateOutput(r *http.Request, noProtobuf bool, conversions []string) (negotiated, error) {
 	accept := r.Header.Get("Accept")
 	for _, m := range parseAccept(accept) {
 		out := outputType(m.Type)
@@ -99,6 +110,9 @@ func negotiate(r *http.Request, conversions ...string) (negotiated, error) {
 		}
 		as := m.As()
 		if as == "" {
+			if noProtobuf && out == mediaProtobuf {
+				continue
+			}
 			return negotiated{mediaType: out}, nil
 		}
 		g, v := m.Params["g"], m.Params["v"]

@@ -120,6 +120,9 @@ type Server struct {
 	// proxyable says which addresses the proxy subresources may reach.
 	proxyable func(net.IP) bool
 
+	// custom are the resources CustomResourceDefinitions add.
+	custom custom
+
 	readyMu sync.Mutex
 	ready   bool
 	checks  []healthCheck
@@ -149,29 +152,13 @@ func New(cfg Config) (*Server, error) {
 	s.podTransport = newPodTransport()
 	s.proxyable = proxyableIP
 	for _, rr := range cfg.Resources {
-		r := newResource(rr, cfg.Store)
-		if cfg.Transformers != nil {
-			r.store = r.store.WithTransformer(cfg.Transformers.TransformerForResource(r.storedGroupResource()))
-		}
 		gvr := rr.GroupVersionResource()
 		if _, dup := s.resources[gvr]; dup {
 			return nil, fmt.Errorf("resource %s registered twice", gvr)
 		}
+		r := s.bindResource(rr)
 		s.resources[gvr] = r
 		s.ordered = append(s.ordered, r)
-		if rr.CreateOnly || rr.Computed {
-			continue
-		}
-		r.cache = cache.New(cache.Config{
-			Client:      cfg.Store.Client(),
-			Codec:       r.store.Codec(),
-			Transformer: r.store.Transformer(),
-			Prefix:      r.prefix,
-			Name:        r.typ(),
-			New:         rr.New,
-			NewBookmark: r.newWithKind,
-			Log:         cfg.Log,
-		})
 	}
 	tokens, err := newTokens(cfg.ServiceAccountTokens)
 	if err != nil {
@@ -202,6 +189,30 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
+// bindResource binds a resource to the server's storage: its store, with the
+// transformer of what it is stored as, and a watch cache unless it keeps
+// no objects.
+func (s *Server) bindResource(rr *registry.Resource) *resource {
+	r := newResource(rr, s.cfg.Store)
+	if s.cfg.Transformers != nil {
+		r.store = r.store.WithTransformer(s.cfg.Transformers.TransformerForResource(r.storedGroupResource()))
+	}
+	if rr.CreateOnly || rr.Computed {
+		return r
+	}
+	r.cache = cache.New(cache.Config{
+		Client:      s.cfg.Store.Client(),
+		Codec:       r.store.Codec(),
+		Transformer: r.store.Transformer(),
+		Prefix:      r.prefix,
+		Name:        r.typ(),
+		New:         rr.New,
+		NewBookmark: r.newWithKind,
+		Log:         s.log,
+	})
+	return r
+}
+
 // Handler returns the server's HTTP handler with its filter chain.
 func (s *Server) Handler() http.Handler { return s.handler }
 
@@ -227,9 +238,13 @@ func (s *Server) Run(ctx context.Context) error {
 			return nil
 		}
 	}
+	s.startCustom(ctx)
 	if err := s.bootstrap(ctx); err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
 	}
+	// Custom resources are served from the start, as built-in ones.
+	crds := s.startCRDs(ctx)
+	go s.runCRDs(ctx, crds)
 	s.readyMu.Lock()
 	s.ready = true
 	s.readyMu.Unlock()
@@ -261,7 +276,11 @@ func (s *Server) Ready() bool {
 }
 
 func (s *Server) lookup(ri requestInfo) (*resource, error) {
-	r, ok := s.resources[schema.GroupVersionResource{Group: ri.Group, Version: ri.Version, Resource: ri.Resource}]
+	gvr := schema.GroupVersionResource{Group: ri.Group, Version: ri.Version, Resource: ri.Resource}
+	r, ok := s.resources[gvr]
+	if !ok {
+		r, ok = s.customResource(gvr)
+	}
 	if !ok {
 		return nil, apierrors.NewNotFound(schema.GroupResource{}, "")
 	}

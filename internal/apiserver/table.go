@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/orca-project/orca/internal/audit"
@@ -70,7 +71,11 @@ func partialMetadata(r *http.Request, obj runtime.Object) *metav1.PartialObjectM
 	pm := &metav1.PartialObjectMetadata{}
 	// Typed objects are their own accessors (ObjectMeta is embedded), so
 	// the metadata is reached through GetObjectMeta, not meta.Accessor.
-	if ma, ok := obj.(metav1.ObjectMetaAccessor); ok {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		if m, ok := u.Object["metadata"].(map[string]any); ok {
+			_ = runtime.DefaultUnstructuredConverter.FromUnstructured(m, &pm.ObjectMeta)
+		}
+	} else if ma, ok := obj.(metav1.ObjectMetaAccessor); ok {
 		if om, ok := ma.GetObjectMeta().(*metav1.ObjectMeta); ok {
 			pm.ObjectMeta = *om
 		}

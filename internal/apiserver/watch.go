@@ -25,7 +25,7 @@ import (
 const initialEventsEndAnnotation = "k8s.io/initial-events-end"
 
 func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request, res *resource, ri requestInfo) {
-	out, err := negotiate(r, "Table", "PartialObjectMetadata")
+	out, err := res.negotiate(r, "Table", "PartialObjectMetadata")
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -30,7 +30,7 @@ import (
 )
 
 func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, res *resource, ri requestInfo) {
-	as, err := negotiateWrite(r)
+	as, err := negotiateWrite(r, res)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -54,8 +54,8 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, res *resou
 // anything is written, as upstream does: the written object may come back
 // as a Table or as its metadata, and a client accepting nothing the server
 // writes is refused (406) without a change.
-func negotiateWrite(r *http.Request) (negotiated, error) {
-	return negotiate(r, "Table", "PartialObjectMetadata")
+func negotiateWrite(r *http.Request, res *resource) (negotiated, error) {
+	return res.negotiate(r, "Table", "PartialObjectMetadata")
 }
 
 // readObject decodes a write's body and its dryRun flag.
@@ -64,7 +64,7 @@ func (s *Server) readObject(r *http.Request, res *resource, warn *warnings) (run
 	if err != nil {
 		return nil, false, err
 	}
-	obj, err := s.decodeObject(body, r.Header.Get("Content-Type"), fv, res.New, warn)
+	obj, err := s.decodeResource(res, body, r.Header.Get("Content-Type"), fv, warn)
 	if err != nil {
 		return nil, false, err
 	}
@@ -90,6 +90,11 @@ func (s *Server) writeObject(w http.ResponseWriter, r *http.Request, code int, o
 // create runs the create path: system metadata, defaults, validation,
 // admission, storage.
 func (s *Server) create(ctx context.Context, res *resource, ns string, obj runtime.Object, dryRun bool) (runtime.Object, error) {
+	if res.Terminating {
+		err := apierrors.NewMethodNotSupported(res.GroupResource(), "create")
+		err.ErrStatus.Message = "create not allowed while custom resource definition is terminating"
+		return nil, err
+	}
 	acc, err := meta.Accessor(obj)
 	if err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
@@ -200,20 +205,25 @@ func (s *Server) checkNamespace(ctx context.Context, ns string) error {
 
 // validate checks metadata and the resource's own rules for a new object.
 func (s *Server) validate(res *resource, obj runtime.Object) field.ErrorList {
-	acc, _ := meta.Accessor(obj)
-	nameFn := apivalidation.NameIsDNSSubdomain
-	if res.ValidateName != nil {
-		nameFn = res.ValidateName
-	}
-	errs := apivalidation.ValidateObjectMetaAccessor(acc, res.Namespaced, nameFn, field.NewPath("metadata"))
+	errs := s.validateMeta(res, obj)
 	if res.Validate != nil {
 		errs = append(errs, res.Validate(obj)...)
 	}
 	return errs
 }
 
+// validateMeta checks an object's metadata, as every kind's.
+func (s *Server) validateMeta(res *resource, obj runtime.Object) field.ErrorList {
+	acc, _ := meta.Accessor(obj)
+	nameFn := apivalidation.NameIsDNSSubdomain
+	if res.ValidateName != nil {
+		nameFn = res.ValidateName
+	}
+	return apivalidation.ValidateObjectMetaAccessor(acc, res.Namespaced, nameFn, field.NewPath("metadata"))
+}
+
 func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request, res *resource, ri requestInfo) {
-	as, err := negotiateWrite(r)
+	as, err := negotiateWrite(r, res)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -354,7 +364,11 @@ func (s *Server) prepareUpdate(ctx context.Context, res *resource, next, cur run
 		return nil, err
 	}
 	errs := apivalidation.ValidateObjectMetaAccessorUpdate(acc, curAcc, field.NewPath("metadata"))
-	errs = append(errs, s.validate(res, next)...)
+	if res.ValidateUpdateReplaces {
+		errs = append(errs, s.validateMeta(res, next)...)
+	} else {
+		errs = append(errs, s.validate(res, next)...)
+	}
 	validateUpdate := res.ValidateUpdate
 	switch {
 	case partial != nil:
@@ -473,10 +487,13 @@ func (s *Server) delete(ctx context.Context, res *resource, ns, name string, opt
 		return nil, false, err
 	}
 	grace := gracePeriod(cur, opts)
-	if _, gc := gcFinalizers(cur, opts); grace > 0 || gc || finalizersPending(cur) {
+	if _, gc := gcFinalizers(cur, opts); grace > 0 || gc || finalizersPending(cur) || res.PrepareForDelete != nil {
 		if dry {
 			markDeleting(cur, grace)
 			markForGC(cur, opts)
+			if res.PrepareForDelete != nil {
+				res.PrepareForDelete(cur)
+			}
 			return cur, !finalizersPending(cur) && grace == 0, nil
 		}
 		out, err := res.store.GuaranteedUpdate(ctx, key, res.typ(), res.New, nil, func(obj runtime.Object) (runtime.Object, error) {
@@ -486,6 +503,9 @@ func (s *Server) delete(ctx context.Context, res *resource, ns, name string, opt
 			markDeleting(obj, gracePeriod(obj, opts))
 			markForGC(obj, opts)
 			markTerminating(obj)
+			if res.PrepareForDelete != nil {
+				res.PrepareForDelete(obj)
+			}
 			return obj, nil
 		})
 		if err != nil {

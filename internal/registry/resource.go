@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/authentication/user"
 )
@@ -89,8 +90,12 @@ type Resource struct {
 	// ("spec.containers[0].image").
 	Validate func(obj runtime.Object) field.ErrorList
 	// ValidateUpdate checks an update against the stored object: immutable
-	// fields and transitions. Validate also runs on updates.
-	ValidateUpdate func(obj, old runtime.Object) field.ErrorList
+	// fields and transitions. Validate also runs on updates, unless
+	// ValidateUpdateReplaces says ValidateUpdate checks everything (a
+	// custom resource's schema lets values that were already invalid
+	// stay, which needs the old object).
+	ValidateUpdate         func(obj, old runtime.Object) field.ErrorList
+	ValidateUpdateReplaces bool
 
 	// CreateOnly makes the resource a review, as upstream's
 	// SelfSubjectAccessReview: a create is answered with the object and
@@ -115,6 +120,40 @@ type Resource struct {
 	// write returns.
 	OnRead func(obj runtime.Object)
 
+	// Unstructured marks a custom resource: its objects are
+	// *unstructured.Unstructured, kept in etcd as JSON (as upstream keeps
+	// them) and served as JSON and YAML only; protobuf is offered for
+	// their metadata and tables alone. New and NewList must return
+	// unstructured objects.
+	Unstructured bool
+	// ListKind is the kind of the resource's lists; Kind + "List" when
+	// empty.
+	ListKind string
+	// Coerce, when set, completes the decoding of an Unstructured
+	// resource's object from a request body or from storage: it drops the
+	// fields the schema does not know and malformed metadata, and returns
+	// the paths of the unknown fields, which a request's field validation
+	// reports as strict decoding errors.
+	Coerce func(obj runtime.Object) (unknown []string, err error)
+	// Convert, when set, converts an Unstructured resource's object to
+	// another version of its group (a custom resource's versions, by the
+	// CRD's conversion strategy); objects are kept in etcd in
+	// StorageVersion and served in Version.
+	Convert        func(obj runtime.Object, version string) (runtime.Object, error)
+	StorageVersion string
+	// TypeConverter, when set, gives server-side apply the resource's
+	// schema (list types, map keys): a custom resource's, or a built-in
+	// type's that client-go does not know (CustomResourceDefinitions).
+	// client-go's schemas are used otherwise.
+	TypeConverter managedfields.TypeConverter
+	// Terminating marks a custom resource whose CRD is being deleted:
+	// creates are refused while its objects are removed.
+	Terminating bool
+	// PrepareForDelete, when set, changes an object as a delete marks it,
+	// before its finalizers are looked at (a CRD gets the finalizer that
+	// removes its objects first).
+	PrepareForDelete func(obj runtime.Object)
+
 	// StoredAs, when set, keeps this resource's objects under another
 	// resource's etcd keys and in that resource's form, so both serve the
 	// same objects (events.k8s.io Events are the core Events, as upstream
@@ -127,6 +166,14 @@ type Resource struct {
 	// Fields returns the fields a field selector may name, besides
 	// metadata.name and metadata.namespace which every kind supports.
 	Fields func(obj runtime.Object) fields.Set
+}
+
+// ListKindName returns the kind of the resource's lists.
+func (r *Resource) ListKindName() string {
+	if r.ListKind != "" {
+		return r.ListKind
+	}
+	return r.Kind + "List"
 }
 
 // GroupVersion returns the resource's group and version.

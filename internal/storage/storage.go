@@ -10,9 +10,11 @@ package storage
 import (
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
@@ -28,19 +30,43 @@ var (
 	ErrCompacted     = errors.New("storage: revision compacted")
 )
 
-// Codec turns objects into stored bytes and back. It uses the Kubernetes
-// protobuf encoding: compact, fast, and what upstream keeps in etcd.
+// Codec turns objects into stored bytes and back. Built-in kinds use the
+// Kubernetes protobuf encoding: compact, fast, and what upstream keeps in
+// etcd. Custom resources have no protobuf form; they are kept as JSON, as
+// upstream keeps them.
 type Codec struct {
-	ser *protobuf.Serializer
+	ser runtime.Serializer
 	// toStored and fromStored, when set, convert between the objects the
 	// codec's users handle and the form kept in etcd.
-	toStored, fromStored func(runtime.Object) runtime.Object
+	toStored, fromStored func(runtime.Object) (runtime.Object, error)
 }
 
 // NewCodec returns the codec for every type in client-go's scheme.
 func NewCodec() *Codec {
 	return &Codec{ser: protobuf.NewSerializer(scheme.Scheme, scheme.Scheme)}
 }
+
+// NewUnstructuredCodec returns the codec for custom resources: JSON, read
+// into *unstructured.Unstructured.
+func NewUnstructuredCodec() *Codec {
+	return &Codec{ser: unstructuredJSON{}}
+}
+
+// unstructuredJSON is unstructured.UnstructuredJSONScheme as a Serializer.
+type unstructuredJSON struct{}
+
+func (unstructuredJSON) Encode(obj runtime.Object, w io.Writer) error {
+	return unstructured.UnstructuredJSONScheme.Encode(obj, w)
+}
+
+func (unstructuredJSON) Decode(data []byte, gvk *schema.GroupVersionKind, into runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
+	if into == nil {
+		into = &unstructured.Unstructured{}
+	}
+	return unstructured.UnstructuredJSONScheme.Decode(data, gvk, into)
+}
+
+func (unstructuredJSON) Identifier() runtime.Identifier { return "orca-unstructured-json" }
 
 // Converting returns a codec that keeps objects in etcd in another form:
 // toStored converts an object before it is encoded, fromStored after it is
@@ -50,7 +76,20 @@ func NewCodec() *Codec {
 // keys (events.k8s.io Events, stored as core Events) reads and writes
 // through one, and so does one that completes what it reads back.
 func (c *Codec) Converting(toStored, fromStored func(runtime.Object) runtime.Object) *Codec {
+	return c.ConvertingErr(infallible(toStored), infallible(fromStored))
+}
+
+// ConvertingErr is Converting for conversions that can fail (a custom
+// resource's conversion webhook); their errors fail the read or write.
+func (c *Codec) ConvertingErr(toStored, fromStored func(runtime.Object) (runtime.Object, error)) *Codec {
 	return &Codec{ser: c.ser, toStored: toStored, fromStored: fromStored}
+}
+
+func infallible(f func(runtime.Object) runtime.Object) func(runtime.Object) (runtime.Object, error) {
+	if f == nil {
+		return nil
+	}
+	return func(obj runtime.Object) (runtime.Object, error) { return f(obj), nil }
 }
 
 // WithCodec returns a store like s (same client and settings) that encodes
@@ -64,7 +103,10 @@ func (s *Store) WithCodec(c *Codec) *Store {
 // Encode serialises obj, which must carry its apiVersion and kind.
 func (c *Codec) Encode(obj runtime.Object) ([]byte, error) {
 	if c.toStored != nil {
-		obj = c.toStored(obj)
+		var err error
+		if obj, err = c.toStored(obj); err != nil {
+			return nil, err
+		}
 	}
 	if obj.GetObjectKind().GroupVersionKind().Empty() {
 		return nil, fmt.Errorf("encode %T: object has no kind", obj)
@@ -85,7 +127,9 @@ func (c *Codec) Decode(data []byte, rev int64, newObj func() runtime.Object) (ru
 		return nil, fmt.Errorf("decode stored object: %w", err)
 	}
 	if c.fromStored != nil {
-		obj = c.fromStored(obj)
+		if obj, err = c.fromStored(obj); err != nil {
+			return nil, err
+		}
 	}
 	// Cached objects are shared between readers, so they must already carry
 	// their kind: encoders would otherwise set it in place, racing.

@@ -3,6 +3,7 @@ package builtin
 
 import (
 	"github.com/orca-project/orca/internal/registry"
+	"github.com/orca-project/orca/internal/registry/apiextensions"
 	"github.com/orca-project/orca/internal/registry/apps"
 	"github.com/orca-project/orca/internal/registry/authentication"
 	"github.com/orca-project/orca/internal/registry/authorization"
@@ -43,6 +44,7 @@ func Resources() []*registry.Resource {
 		networking.Ipaddresses, networking.Servicecidrs,
 		rbac.Roles, rbac.Rolebindings, rbac.Clusterroles, rbac.Clusterrolebindings,
 		storageclass.Storageclasses,
+		apiextensions.CustomResourceDefinitions,
 		coordination.Leases,
 		discovery.Endpointslices,
 		scheduling.Priorityclasses,

@@ -1,0 +1,246 @@
+package apiserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/orca-project/orca/internal/registry/apiextensions"
+	"github.com/orca-project/orca/internal/registry/customresource"
+	"github.com/orca-project/orca/internal/storage"
+	"github.com/orca-project/orca/internal/storage/cache"
+)
+
+var crdGVR = apiextensionsv1.SchemeGroupVersion.WithResource("customresourcedefinitions")
+
+// crdRetry is how soon a CRD that is not settled yet (objects still being
+// deleted, a failed write) is looked at again.
+const crdRetry = time.Second
+
+// runCRDs does, inside the API server as upstream's apiextensions server
+// does, what CustomResourceDefinitions ask of it: their names accepted or
+// refused, Established, their versions served, and on deletion their
+// objects removed before the cleanup finalizer is. It is level-triggered:
+// any change to a CRD reconciles them all from the watch cache, and an
+// unsettled one is retried.
+func (s *Server) runCRDs(ctx context.Context, served map[string]string) {
+	res := s.resources[crdGVR]
+	if res == nil || res.cache == nil {
+		return
+	}
+	kick := make(chan struct{}, 1)
+	go wait.UntilWithContext(ctx, func(ctx context.Context) {
+		w, err := res.cache.Watch(cache.WatchOptions{})
+		if err != nil {
+			return
+		}
+		defer res.cache.Stop(w)
+		for range w.Events() {
+			select {
+			case kick <- struct{}{}:
+			default:
+			}
+		}
+	}, 100*time.Millisecond)
+	retry := time.NewTimer(time.Hour)
+	defer retry.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-kick:
+		case <-retry.C:
+		}
+		if s.syncCRDs(ctx, res, served) {
+			retry.Reset(crdRetry)
+		}
+	}
+}
+
+// startCRDs serves the CRDs that are stored when the server starts and
+// waits for their caches, so that a ready server serves them; it returns
+// what it serves, for runCRDs to go on from.
+func (s *Server) startCRDs(ctx context.Context) map[string]string {
+	served := map[string]string{}
+	res := s.resources[crdGVR]
+	if res == nil || res.cache == nil {
+		return served
+	}
+	s.syncCRDs(ctx, res, served)
+	for _, r := range s.custom.load().ordered {
+		select {
+		case <-r.cache.Ready():
+		case <-ctx.Done():
+			return served
+		}
+	}
+	return served
+}
+
+// syncCRDs reconciles every CRD once; it reports whether one needs
+// another look. served maps each served CRD to the fingerprint of what
+// it serves.
+func (s *Server) syncCRDs(ctx context.Context, res *resource, served map[string]string) (again bool) {
+	items, _ := res.cache.List("", nil)
+	crds := make([]*apiextensionsv1.CustomResourceDefinition, 0, len(items))
+	for _, o := range items {
+		crds = append(crds, o.(*apiextensionsv1.CustomResourceDefinition))
+	}
+	present := map[string]bool{}
+	for _, crd := range crds {
+		present[crd.Name] = true
+		settled, err := s.syncCRD(ctx, res, crd, crds, served)
+		if err != nil {
+			s.log.Warn("custom resource definition", "name", crd.Name, "err", err)
+		}
+		if err != nil || !settled {
+			again = true
+		}
+	}
+	for name := range served {
+		if !present[name] {
+			if err := s.SetServed(name, nil); err == nil {
+				delete(served, name)
+			}
+		}
+	}
+	return again
+}
+
+// syncCRD takes one CRD one step further; settled is false while it
+// waits on something only time brings (its objects going away).
+func (s *Server) syncCRD(ctx context.Context, res *resource, crd *apiextensionsv1.CustomResourceDefinition, all []*apiextensionsv1.CustomResourceDefinition, served map[string]string) (settled bool, err error) {
+	names, accepted, established := apiextensions.NamesAndConditions(crd, all)
+	if !apiequality.Semantic.DeepEqual(names, crd.Status.AcceptedNames) ||
+		!conditionIs(crd, accepted) || !conditionIs(crd, established) {
+		// The write comes back through the watch and the next pass
+		// goes on from there.
+		return true, s.updateCRD(ctx, res, crd, func(c *apiextensionsv1.CustomResourceDefinition) {
+			c.Status.AcceptedNames = names
+			apihelpers.SetCRDCondition(c, accepted)
+			apihelpers.SetCRDCondition(c, established)
+		})
+	}
+	terminating := apiextensions.Terminating(crd)
+	if accepted.Status == apiextensionsv1.ConditionTrue && !terminating && !apihelpers.IsCRDConditionTrue(crd, apiextensionsv1.Established) {
+		return true, s.updateCRD(ctx, res, crd, func(c *apiextensionsv1.CustomResourceDefinition) {
+			apihelpers.SetCRDCondition(c, apiextensions.Established())
+		})
+	}
+	if err := s.serveCRD(crd, terminating, served); err != nil {
+		return true, err
+	}
+	if crd.DeletionTimestamp == nil || !apihelpers.CRDHasFinalizer(crd, apiextensionsv1.CustomResourceCleanupFinalizer) {
+		return true, nil
+	}
+	return s.finalizeCRD(ctx, res, crd)
+}
+
+// conditionIs reports whether crd already has cond (time aside).
+func conditionIs(crd *apiextensionsv1.CustomResourceDefinition, cond apiextensionsv1.CustomResourceDefinitionCondition) bool {
+	return apihelpers.IsCRDConditionEquivalent(apihelpers.FindCRDCondition(crd, cond.Type), &cond)
+}
+
+// serveCRD serves crd's versions as it now declares them, rebuilding its
+// resources only when what they depend on changed.
+func (s *Server) serveCRD(crd *apiextensionsv1.CustomResourceDefinition, terminating bool, served map[string]string) error {
+	if !apiextensions.Serving(crd) {
+		if _, ok := served[crd.Name]; ok {
+			if err := s.SetServed(crd.Name, nil); err != nil {
+				return err
+			}
+			delete(served, crd.Name)
+		}
+		return nil
+	}
+	fp := fingerprint(crd, terminating)
+	if served[crd.Name] == fp {
+		return nil
+	}
+	rs, err := customresource.Resources(crd, nil)
+	if err != nil {
+		return fmt.Errorf("build resources: %w", err)
+	}
+	for _, r := range rs {
+		r.Terminating = terminating
+	}
+	if err := s.SetServed(crd.Name, rs); err != nil {
+		return err
+	}
+	served[crd.Name] = fp
+	return nil
+}
+
+// fingerprint identifies what a CRD's served resources are built from.
+func fingerprint(crd *apiextensionsv1.CustomResourceDefinition, terminating bool) string {
+	return fmt.Sprintf("%s/%t/%v/%v", crd.UID, terminating, crd.Spec.String(), crd.Status.AcceptedNames.String())
+}
+
+// finalizeCRD deletes a terminating CRD's objects, as upstream's
+// finalizer controller does, and removes the cleanup finalizer once none
+// is left (objects with finalizers of their own wait for them).
+func (s *Server) finalizeCRD(ctx context.Context, res *resource, crd *apiextensionsv1.CustomResourceDefinition) (bool, error) {
+	var cr *resource
+	for _, r := range s.custom.load().byOwner[crd.Name] {
+		cr = r
+		break
+	}
+	if cr != nil {
+		if !conditionIs(crd, apiextensions.InstancesDeleting()) && !conditionIs(crd, apiextensions.InstancesRemoved()) {
+			if err := s.updateCRD(ctx, res, crd, func(c *apiextensionsv1.CustomResourceDefinition) {
+				apihelpers.SetCRDCondition(c, apiextensions.InstancesDeleting())
+			}); err != nil {
+				return false, err
+			}
+		}
+		lr, err := cr.store.List(ctx, cr.prefix, cr.typ(), cr.New, storage.ListOptions{})
+		if err != nil {
+			return false, fmt.Errorf("list instances: %w", err)
+		}
+		if len(lr.Items) > 0 {
+			var errs []error
+			for _, o := range lr.Items {
+				acc, _ := meta.Accessor(o)
+				if acc.GetDeletionTimestamp() != nil {
+					continue
+				}
+				if _, _, err := s.delete(ctx, cr, acc.GetNamespace(), acc.GetName(), &metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+					errs = append(errs, err)
+				}
+			}
+			return false, errors.Join(errs...)
+		}
+	}
+	return true, s.updateCRD(ctx, res, crd, func(c *apiextensionsv1.CustomResourceDefinition) {
+		apihelpers.SetCRDCondition(c, apiextensions.InstancesRemoved())
+		apihelpers.CRDRemoveFinalizer(c, apiextensionsv1.CustomResourceCleanupFinalizer)
+	})
+}
+
+// updateCRD writes a change to a CRD (its status, its finalizers) as the
+// server's own, at the UID it was decided for; a CRD whose last finalizer
+// goes while it is being deleted is deleted.
+func (s *Server) updateCRD(ctx context.Context, res *resource, crd *apiextensionsv1.CustomResourceDefinition, change func(*apiextensionsv1.CustomResourceDefinition)) error {
+	uid := crd.UID
+	_, err := s.update(ctx, res, "", crd.Name, false, func(cur runtime.Object) (runtime.Object, error) {
+		c := cur.(*apiextensionsv1.CustomResourceDefinition)
+		if c.UID != types.UID(uid) {
+			return nil, fmt.Errorf("custom resource definition %s was replaced", crd.Name)
+		}
+		change(c)
+		storage.SetKind(c, res.GroupVersionKind())
+		return c, nil
+	})
+	return err
+}
