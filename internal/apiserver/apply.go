@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/orca-project/orca/internal/storage"
@@ -57,8 +58,14 @@ var errApplyToScale = apierrors.NewBadRequest("server-side apply to the scale su
 // refused later, when the configuration is typed against the schema;
 // fieldValidation=Strict also refuses duplicate keys, as upstream.
 func decodeApplyPatch(body []byte, fv fieldValidation) (*unstructured.Unstructured, error) {
+	// Integers stay int64, as in objects decoded from JSON: custom
+	// resources are checked against their schema in this form.
 	m := map[string]any{}
-	if err := sigsyaml.Unmarshal(body, &m); err != nil {
+	j, err := sigsyaml.YAMLToJSON(body)
+	if err == nil {
+		err = utiljson.Unmarshal(j, &m)
+	}
+	if err != nil {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding YAML: %v", err))
 	}
 	if fv == validationStrict {

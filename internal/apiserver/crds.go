@@ -34,7 +34,7 @@ const crdRetry = time.Second
 // objects removed before the cleanup finalizer is. It is level-triggered:
 // any change to a CRD reconciles them all from the watch cache, and an
 // unsettled one is retried.
-func (s *Server) runCRDs(ctx context.Context, served map[string]string) {
+func (s *Server) runCRDs(ctx context.Context, st *crdState) {
 	res := s.resources[crdGVR]
 	if res == nil || res.cache == nil {
 		return
@@ -62,36 +62,43 @@ func (s *Server) runCRDs(ctx context.Context, served map[string]string) {
 		case <-kick:
 		case <-retry.C:
 		}
-		if s.syncCRDs(ctx, res, served) {
+		if s.syncCRDs(ctx, res, st) {
 			retry.Reset(crdRetry)
 		}
 	}
 }
 
+// crdState is what the CRD loop keeps between passes.
+type crdState struct {
+	// served maps each served CRD to the fingerprint of what it serves.
+	served map[string]string
+	// published identifies the CRDs last given to OnCustomResources.
+	published string
+}
+
 // startCRDs serves the CRDs that are stored when the server starts and
 // waits for their caches, so that a ready server serves them; it returns
-// what it serves, for runCRDs to go on from.
-func (s *Server) startCRDs(ctx context.Context) map[string]string {
-	served := map[string]string{}
+// the state runCRDs goes on from.
+func (s *Server) startCRDs(ctx context.Context) *crdState {
+	st := &crdState{served: map[string]string{}}
 	res := s.resources[crdGVR]
 	if res == nil || res.cache == nil {
-		return served
+		return st
 	}
-	s.syncCRDs(ctx, res, served)
+	s.syncCRDs(ctx, res, st)
 	for _, r := range s.custom.load().ordered {
 		select {
 		case <-r.cache.Ready():
 		case <-ctx.Done():
-			return served
+			return st
 		}
 	}
-	return served
+	return st
 }
 
 // syncCRDs reconciles every CRD once; it reports whether one needs
-// another look. served maps each served CRD to the fingerprint of what
-// it serves.
-func (s *Server) syncCRDs(ctx context.Context, res *resource, served map[string]string) (again bool) {
+// another look.
+func (s *Server) syncCRDs(ctx context.Context, res *resource, st *crdState) (again bool) {
 	items, _ := res.cache.List("", nil)
 	crds := make([]*apiextensionsv1.CustomResourceDefinition, 0, len(items))
 	for _, o := range items {
@@ -100,7 +107,7 @@ func (s *Server) syncCRDs(ctx context.Context, res *resource, served map[string]
 	present := map[string]bool{}
 	for _, crd := range crds {
 		present[crd.Name] = true
-		settled, err := s.syncCRD(ctx, res, crd, crds, served)
+		settled, err := s.syncCRD(ctx, res, crd, crds, st.served)
 		if err != nil {
 			s.log.Warn("custom resource definition", "name", crd.Name, "err", err)
 		}
@@ -108,14 +115,38 @@ func (s *Server) syncCRDs(ctx context.Context, res *resource, served map[string]
 			again = true
 		}
 	}
-	for name := range served {
+	for name := range st.served {
 		if !present[name] {
 			if err := s.SetServed(name, nil); err == nil {
-				delete(served, name)
+				delete(st.served, name)
 			}
 		}
 	}
+	s.publishCRDs(crds, st)
 	return again
+}
+
+// publishCRDs tells OnCustomResources about the established CRDs being
+// served whenever that set or one of them changes.
+func (s *Server) publishCRDs(crds []*apiextensionsv1.CustomResourceDefinition, st *crdState) {
+	if s.cfg.OnCustomResources == nil {
+		return
+	}
+	var pub []*apiextensionsv1.CustomResourceDefinition
+	key := ""
+	for _, crd := range crds {
+		fp, ok := st.served[crd.Name]
+		if !ok || !apihelpers.IsCRDConditionTrue(crd, apiextensionsv1.Established) {
+			continue
+		}
+		pub = append(pub, crd)
+		key += crd.Name + "=" + fp + ";"
+	}
+	if key == st.published {
+		return
+	}
+	st.published = key
+	s.cfg.OnCustomResources(pub)
 }
 
 // syncCRD takes one CRD one step further; settled is false while it

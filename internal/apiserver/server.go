@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -95,6 +96,10 @@ type Config struct {
 	// Computed supplies the objects of Computed resources, by resource;
 	// a Computed resource without a source lists nothing.
 	Computed map[schema.GroupVersionResource]func(context.Context) []runtime.Object
+	// OnCustomResources, when set, is told the established
+	// CustomResourceDefinitions being served whenever they change (the
+	// OpenAPI documents describe them).
+	OnCustomResources func([]*apiextensionsv1.CustomResourceDefinition)
 }
 
 // Server is the API server's HTTP handler and the caches behind it.

@@ -9,13 +9,14 @@ import (
 	"github.com/orca-project/orca/internal/version"
 )
 
-// extraHandlers mounts the documents served beside the REST API.
-func extraHandlers() (map[string]http.Handler, error) {
+// extraHandlers mounts the documents served beside the REST API; the
+// returned service is to be told of custom resources.
+func extraHandlers() (map[string]http.Handler, *openapi.Service, error) {
 	svc, err := openapi.New(builtin.Resources(), version.KubernetesGitVersion())
 	if err != nil {
-		return nil, fmt.Errorf("openapi: %w", err)
+		return nil, nil, fmt.Errorf("openapi: %w", err)
 	}
 	mux := http.NewServeMux()
 	svc.RegisterRoutes(mux)
-	return map[string]http.Handler{"/openapi": mux}, nil
+	return map[string]http.Handler{"/openapi": mux}, svc, nil
 }

@@ -236,7 +236,7 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 		closeEtcd = e.Close
 	}
 
-	extra, err := extraHandlers()
+	extra, openAPI, err := extraHandlers()
 	if err != nil {
 		closeEtcd()
 		return nil, err
@@ -294,20 +294,21 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 	plugins := &admissionPlugins{authz: z, podSecurity: podSecurity}
 	components := newComponentProbes(store)
 	api, err = apiserver.New(apiserver.Config{
-		Computed:        components.source(),
-		Admission:       plugins.chain,
-		Store:           store,
-		Resources:       builtin.Resources(),
-		Version:         version.Info(),
-		Log:             opts.Log,
-		Metrics:         reg,
-		Authenticator:   apiserver.ClientCertAuthenticator{},
-		Authorizer:      z.chain,
-		RuleResolver:    z.rbac,
-		Anonymous:       opts.AnonymousAuth,
-		Extra:           extra,
-		CompactInterval: opts.CompactInterval,
-		Transformers:    enc.transformers,
+		Computed:          components.source(),
+		Admission:         plugins.chain,
+		Store:             store,
+		Resources:         builtin.Resources(),
+		Version:           version.Info(),
+		Log:               opts.Log,
+		Metrics:           reg,
+		Authenticator:     apiserver.ClientCertAuthenticator{},
+		Authorizer:        z.chain,
+		RuleResolver:      z.rbac,
+		Anonymous:         opts.AnonymousAuth,
+		Extra:             extra,
+		OnCustomResources: openAPI.SetCustomResources,
+		CompactInterval:   opts.CompactInterval,
+		Transformers:      enc.transformers,
 
 		Allocator:         alloc,
 		KubernetesService: kubernetesService(alloc, opts, port),

@@ -26,6 +26,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	openapi_v2 "github.com/google/gnostic-models/openapiv2"
@@ -91,11 +92,17 @@ type Service struct {
 	v3Once sync.Once
 	v3     *v3Documents
 	v3Err  error
+
+	// custom describes the CustomResourceDefinitions served; nil when
+	// there are none.
+	custom atomic.Pointer[customDocs]
 }
 
 type v3Documents struct {
 	index *document            // the /openapi/v3 discovery document
 	byKey map[string]*document // "apis/apps/v1" -> its document
+	// paths are the index's entries, kept to add custom documents to.
+	paths map[string]handler3.OpenAPIV3DiscoveryGroupVersion
 }
 
 // New returns a Service for resources, announcing version (for example
@@ -128,7 +135,15 @@ func (s *Service) v2Document() (*document, error) {
 		s.v2, s.v2Err = s.buildV2()
 		releaseMemory()
 	})
-	return s.v2, s.v2Err
+	c := s.customDocuments()
+	if c == nil || s.v2Err != nil {
+		return s.v2, s.v2Err
+	}
+	c.v2Once.Do(func() {
+		c.v2, c.v2Err = s.buildCustomV2(s.v2, c)
+		releaseMemory()
+	})
+	return c.v2, c.v2Err
 }
 
 func (s *Service) v3Documents() (*v3Documents, error) {
@@ -136,7 +151,15 @@ func (s *Service) v3Documents() (*v3Documents, error) {
 		s.v3, s.v3Err = s.buildV3()
 		releaseMemory()
 	})
-	return s.v3, s.v3Err
+	c := s.customDocuments()
+	if c == nil || s.v3Err != nil {
+		return s.v3, s.v3Err
+	}
+	c.v3Once.Do(func() {
+		c.v3, c.v3Err = s.buildCustomV3(s.v3, c)
+		releaseMemory()
+	})
+	return c.v3, c.v3Err
 }
 
 // releaseMemory hands the garbage of a build back to the operating system
@@ -227,6 +250,7 @@ func (s *Service) buildV3() (*v3Documents, error) {
 		docs.byKey[key] = d
 		index.Paths[key] = handler3.OpenAPIV3DiscoveryGroupVersion{ServerRelativeURL: serverRelativeURL(key, d.etag)}
 	}
+	docs.paths = index.Paths
 	data, err := json.Marshal(index)
 	if err != nil {
 		return nil, fmt.Errorf("serializing OpenAPI v3 index: %w", err)

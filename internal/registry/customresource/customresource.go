@@ -21,6 +21,7 @@ import (
 	structuralpruning "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
 	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	"k8s.io/apiextensions-apiserver/pkg/crdserverscheme"
+	crdbuilder "k8s.io/apiextensions-apiserver/pkg/controller/openapi/builder"
 	crstrategy "k8s.io/apiextensions-apiserver/pkg/registry/customresource"
 	"k8s.io/apiextensions-apiserver/pkg/registry/customresource/tableconvertor"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,8 +29,10 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/util/jsonpath"
+	"k8s.io/kube-openapi/pkg/spec3"
 
 	"github.com/orca-project/orca/internal/registry"
 	"github.com/orca-project/orca/internal/registry/apiextensions"
@@ -64,6 +67,7 @@ func Resources(crd *apiextensionsv1.CustomResourceDefinition, convert Converter)
 		schemas[v.Name] = s
 	}
 	conv := converter(crd.Spec.Group, convert)
+	tc := typeConverter(crd)
 	var out []*registry.Resource
 	for _, v := range crd.Spec.Versions {
 		if !v.Served {
@@ -74,9 +78,34 @@ func Resources(crd *apiextensionsv1.CustomResourceDefinition, convert Converter)
 			return nil, fmt.Errorf("%s version %s: %w", crd.Name, v.Name, err)
 		}
 		r.StorageVersion = storageVersion
+		r.TypeConverter = tc
 		out = append(out, r)
 	}
 	return out, nil
+}
+
+// typeConverter gives server-side apply the CRD's schemas of all its
+// versions (list types and map keys decide how lists merge), as upstream
+// builds it; a CRD whose schemas cannot be built gets the converter that
+// deduces types from the objects (every list atomic).
+func typeConverter(crd *apiextensionsv1.CustomResourceDefinition) managedfields.TypeConverter {
+	var specs []*spec3.OpenAPI
+	for _, v := range crd.Spec.Versions {
+		s, err := crdbuilder.BuildOpenAPIV3(crd, v.Name, crdbuilder.Options{})
+		if err != nil {
+			return managedfields.NewDeducedTypeConverter()
+		}
+		specs = append(specs, s)
+	}
+	merged, err := crdbuilder.MergeSpecsV3(specs...)
+	if err != nil || merged.Components == nil {
+		return managedfields.NewDeducedTypeConverter()
+	}
+	tc, err := managedfields.NewTypeConverter(merged.Components.Schemas, crd.Spec.PreserveUnknownFields)
+	if err != nil {
+		return managedfields.NewDeducedTypeConverter()
+	}
+	return tc
 }
 
 // structuralFor is a version's structural schema, its defaults pruned as
