@@ -109,23 +109,12 @@ func (s *Service) buildCustomV3(static *v3Documents, c *customDocs) (*v3Document
 		if err != nil {
 			return nil, fmt.Errorf("merging OpenAPI v3 document %s: %w", key, err)
 		}
-		data, err := json.Marshal(merged)
-		if err != nil {
-			return nil, fmt.Errorf("serializing OpenAPI v3 document %s: %w", key, err)
+		if err := out.add(key, merged); err != nil {
+			return nil, err
 		}
-		d, err := newDocument(data, handler3.ToV3ProtoBinary)
-		if err != nil {
-			return nil, fmt.Errorf("storing OpenAPI v3 document %s: %w", key, err)
-		}
-		out.byKey[key] = d
-		out.paths[key] = handler3.OpenAPIV3DiscoveryGroupVersion{ServerRelativeURL: serverRelativeURL(key, d.etag)}
 	}
-	data, err := json.Marshal(handler3.OpenAPIV3Discovery{Paths: out.paths})
-	if err != nil {
-		return nil, fmt.Errorf("serializing OpenAPI v3 index: %w", err)
-	}
-	if out.index, err = newDocument(data, nil); err != nil {
-		return nil, fmt.Errorf("storing OpenAPI v3 index: %w", err)
+	if err := out.buildIndex(); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

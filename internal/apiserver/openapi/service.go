@@ -223,8 +223,7 @@ func (s *Service) buildV3() (*v3Documents, error) {
 		name, _ := namer.name(key)
 		return spec.MustCreateRef("#/components/schemas/" + common.EscapeJsonPointer(name))
 	})
-	docs := &v3Documents{byKey: make(map[string]*document, len(cs))}
-	index := handler3.OpenAPIV3Discovery{Paths: make(map[string]handler3.OpenAPIV3DiscoveryGroupVersion, len(cs))}
+	docs := &v3Documents{byKey: make(map[string]*document, len(cs)), paths: make(map[string]handler3.OpenAPIV3DiscoveryGroupVersion, len(cs))}
 	for _, c := range cs {
 		key := c.v3Key()
 		doc, err := builder3.BuildOpenAPISpecFromRoutes([]common.RouteContainer{c}, &common.OpenAPIV3Config{
@@ -239,26 +238,38 @@ func (s *Service) buildV3() (*v3Documents, error) {
 		if err != nil {
 			return nil, fmt.Errorf("building OpenAPI v3 document %s: %w", key, err)
 		}
-		data, err := json.Marshal(doc)
-		if err != nil {
-			return nil, fmt.Errorf("serializing OpenAPI v3 document %s: %w", key, err)
+		if err := docs.add(key, doc); err != nil {
+			return nil, err
 		}
-		d, err := newDocument(data, handler3.ToV3ProtoBinary)
-		if err != nil {
-			return nil, fmt.Errorf("storing OpenAPI v3 document %s: %w", key, err)
-		}
-		docs.byKey[key] = d
-		index.Paths[key] = handler3.OpenAPIV3DiscoveryGroupVersion{ServerRelativeURL: serverRelativeURL(key, d.etag)}
 	}
-	docs.paths = index.Paths
-	data, err := json.Marshal(index)
+	return docs, docs.buildIndex()
+}
+
+// add stores the document of one group version and lists it in the index.
+func (docs *v3Documents) add(key string, doc *spec3.OpenAPI) error {
+	data, err := json.Marshal(doc)
 	if err != nil {
-		return nil, fmt.Errorf("serializing OpenAPI v3 index: %w", err)
+		return fmt.Errorf("serializing OpenAPI v3 document %s: %w", key, err)
+	}
+	d, err := newDocument(data, handler3.ToV3ProtoBinary)
+	if err != nil {
+		return fmt.Errorf("storing OpenAPI v3 document %s: %w", key, err)
+	}
+	docs.byKey[key] = d
+	docs.paths[key] = handler3.OpenAPIV3DiscoveryGroupVersion{ServerRelativeURL: serverRelativeURL(key, d.etag)}
+	return nil
+}
+
+// buildIndex writes the /openapi/v3 discovery document of the documents.
+func (docs *v3Documents) buildIndex() error {
+	data, err := json.Marshal(handler3.OpenAPIV3Discovery{Paths: docs.paths})
+	if err != nil {
+		return fmt.Errorf("serializing OpenAPI v3 index: %w", err)
 	}
 	if docs.index, err = newDocument(data, nil); err != nil {
-		return nil, fmt.Errorf("storing OpenAPI v3 index: %w", err)
+		return fmt.Errorf("storing OpenAPI v3 index: %w", err)
 	}
-	return docs, nil
+	return nil
 }
 
 // serverRelativeURL is where the index points clients for one document. The
