@@ -12,7 +12,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 
@@ -199,7 +201,11 @@ func (s *Server) serveCRD(crd *apiextensionsv1.CustomResourceDefinition, termina
 	if served[crd.Name] == fp {
 		return nil
 	}
-	rs, err := customresource.Resources(crd, nil)
+	convert, err := s.converterFor(crd)
+	if err != nil {
+		return fmt.Errorf("conversion: %w", err)
+	}
+	rs, err := customresource.Resources(crd, convert)
 	if err != nil {
 		return fmt.Errorf("build resources: %w", err)
 	}
@@ -274,4 +280,35 @@ func (s *Server) updateCRD(ctx context.Context, res *resource, crd *apiextension
 		return c, nil
 	})
 	return err
+}
+
+// converterFor converts a CRD's objects between its versions by its
+// conversion strategy, with upstream's converter: None changes only
+// apiVersion; Webhook sends a ConversionReview to the CRD's service
+// (reached through ResolveEndpoint) or URL, over TLS verified with its
+// caBundle.
+func (s *Server) converterFor(crd *apiextensionsv1.CustomResourceDefinition) (customresource.Converter, error) {
+	if crd.Spec.Conversion == nil || crd.Spec.Conversion.Strategy != apiextensionsv1.WebhookConverter {
+		return nil, nil
+	}
+	factory, err := s.conversion()
+	if err != nil {
+		return nil, err
+	}
+	safe, _, err := factory.NewConverter(crd)
+	if err != nil {
+		return nil, err
+	}
+	group := crd.Spec.Group
+	return func(obj *unstructured.Unstructured, version string) (*unstructured.Unstructured, error) {
+		out, err := safe.ConvertToVersion(obj, schema.GroupVersion{Group: group, Version: version})
+		if err != nil {
+			return nil, err
+		}
+		u, ok := out.(*unstructured.Unstructured)
+		if !ok {
+			return nil, fmt.Errorf("conversion returned a %T", out)
+		}
+		return u, nil
+	}, nil
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/conversion"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -24,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/storage/value"
+	"k8s.io/apiserver/pkg/util/webhook"
 
 	"github.com/orca-project/orca/internal/admission"
 	"github.com/orca-project/orca/internal/audit"
@@ -127,6 +129,8 @@ type Server struct {
 
 	// custom are the resources CustomResourceDefinitions add.
 	custom custom
+	// conversion makes the converters of CRDs with conversion webhooks.
+	conversion func() (*conversion.CRConverterFactory, error)
 
 	readyMu sync.Mutex
 	ready   bool
@@ -154,6 +158,9 @@ func New(cfg Config) (*Server, error) {
 		resources: map[schema.GroupVersionResource]*resource{},
 		kubelet:   newKubeletTransport(cfg.KubeletClientTLS),
 	}
+	s.conversion = sync.OnceValues(func() (*conversion.CRConverterFactory, error) {
+		return conversion.NewCRConverterFactory(s, webhook.NewDefaultAuthenticationInfoResolverWrapper(nil, nil, nil, nil))
+	})
 	s.podTransport = newPodTransport()
 	s.proxyable = proxyableIP
 	for _, rr := range cfg.Resources {
