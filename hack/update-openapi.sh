@@ -22,6 +22,7 @@ out_dir="${1:-internal/apiserver/openapi}"
 # any referenced package that is missing.
 packages=(
   k8s.io/api/core/v1
+  k8s.io/api/admissionregistration/v1
   k8s.io/api/apps/v1
   k8s.io/api/authentication/v1
   k8s.io/api/authorization/v1

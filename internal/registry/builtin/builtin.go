@@ -3,6 +3,7 @@ package builtin
 
 import (
 	"github.com/orca-project/orca/internal/registry"
+	"github.com/orca-project/orca/internal/registry/admissionregistration"
 	"github.com/orca-project/orca/internal/registry/apiextensions"
 	"github.com/orca-project/orca/internal/registry/apps"
 	"github.com/orca-project/orca/internal/registry/authentication"
@@ -44,6 +45,9 @@ func Resources() []*registry.Resource {
 		networking.Ipaddresses, networking.Servicecidrs,
 		rbac.Roles, rbac.Rolebindings, rbac.Clusterroles, rbac.Clusterrolebindings,
 		storageclass.Storageclasses,
+		admissionregistration.MutatingAdmissionPolicies, admissionregistration.MutatingAdmissionPolicyBindings,
+		admissionregistration.MutatingWebhookConfigurations, admissionregistration.ValidatingAdmissionPolicies,
+		admissionregistration.ValidatingAdmissionPolicyBindings, admissionregistration.ValidatingWebhookConfigurations,
 		apiextensions.CustomResourceDefinitions,
 		coordination.Leases,
 		discovery.Endpointslices,
