@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/authentication/user"
 )
 
 // Operation is what a request does to an object.
@@ -40,7 +41,14 @@ type Attributes struct {
 	OldObject runtime.Object
 	UserName  string
 	Groups    []string
-	DryRun    bool
+	// User is the whole identity (UID and extra too), which webhooks
+	// and admission policies are shown; nil for the server's own writes.
+	User   user.Info
+	DryRun bool
+	// Default applies the resource's defaults, for plugins that change
+	// objects the way clients do (webhook patches), as upstream defaults
+	// a patched object; nil when the resource has none.
+	Default func(runtime.Object)
 }
 
 // Plugin is one admission plugin.

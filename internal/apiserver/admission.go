@@ -3,6 +3,7 @@ package apiserver
 import (
 	"context"
 	"errors"
+	"net/url"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -17,9 +18,11 @@ func (s *Server) attributes(ctx context.Context, op admission.Operation, res *re
 	a := &admission.Attributes{
 		Operation: op, Resource: res.GroupVersionResource(), Kind: res.GroupVersionKind(),
 		Subresource: sub, Namespace: ns, Name: name, Object: obj, OldObject: old, DryRun: dryRun,
+		Default: res.Default,
 	}
 	if u, ok := UserFrom(ctx); ok {
 		a.UserName, a.Groups = u.Name, u.Groups
+		a.User = u.Info()
 	}
 	return a
 }
@@ -83,4 +86,10 @@ func (o objects) Create(ctx context.Context, gvr schema.GroupVersionResource, ns
 		return nil, errors.New("object has no metadata")
 	}
 	return o.s.create(ctx, r, ns, obj, false)
+}
+
+// ResolveEndpoint lets admission webhooks reach their services as the
+// server's own clients do.
+func (o objects) ResolveEndpoint(namespace, name string, port int32) (*url.URL, error) {
+	return o.s.ResolveEndpoint(namespace, name, port)
 }

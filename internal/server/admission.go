@@ -5,6 +5,13 @@ import (
 	"fmt"
 
 	"k8s.io/apiserver/pkg/authorization/authorizer"
+	webhookutil "k8s.io/apiserver/pkg/util/webhook"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
 
 	"github.com/orca-project/orca/internal/admission"
 	certadmission "github.com/orca-project/orca/internal/admission/certificates"
@@ -14,10 +21,12 @@ import (
 	"github.com/orca-project/orca/internal/admission/noderestriction"
 	"github.com/orca-project/orca/internal/admission/podresize"
 	"github.com/orca-project/orca/internal/admission/podsecurity"
+	"github.com/orca-project/orca/internal/admission/policy"
 	"github.com/orca-project/orca/internal/admission/priority"
 	"github.com/orca-project/orca/internal/admission/resourcequota"
 	"github.com/orca-project/orca/internal/admission/runtimeclass"
 	"github.com/orca-project/orca/internal/admission/serviceaccount"
+	"github.com/orca-project/orca/internal/admission/webhook"
 	"github.com/orca-project/orca/internal/auth/rbac"
 )
 
@@ -31,6 +40,14 @@ type admissionPlugins struct {
 	// podSecurity holds the PodSecurity defaults and exemptions
 	// (upstream's defaults when nil).
 	podSecurity *podsecurity.Checker
+	// loopback reaches the server as itself, for the plugins that watch
+	// their configuration (admission webhooks); informers is theirs,
+	// started once the server serves.
+	loopback  *rest.Config
+	informers informers.SharedInformerFactory
+	stop      chan struct{}
+	// err is what went wrong building the chain.
+	err error
 }
 
 // loadAdmissionConfig reads --admission-control-config-file and builds
@@ -73,7 +90,7 @@ func (p *admissionPlugins) chain(objects admission.Objects) admission.Chain {
 		// Upstream's defaults (privileged everywhere) cannot fail.
 		p.podSecurity, _ = podsecurity.NewChecker(nil)
 	}
-	return append(chain,
+	chain = append(chain,
 		podsecurity.New(objects, p.podSecurity),
 		priority.New(objects),
 		defaulttolerationseconds.New(),
@@ -85,8 +102,63 @@ func (p *admissionPlugins) chain(objects admission.Objects) admission.Chain {
 		certadmission.SubjectRestriction{},
 		certadmission.NewPodCertificateSigning(p.authorizer()),
 		podresize.New(objects),
-		resourcequota.New(objects),
 	)
+	if p.loopback != nil {
+		extensions, err := p.extensions(objects)
+		if err != nil {
+			p.err = err
+		}
+		chain = append(chain, extensions...)
+	}
+	return append(chain, resourcequota.New(objects))
+}
+
+// extensions builds the plugins users extend admission with, in
+// upstream's order: mutating policies, mutating webhooks, validating
+// policies, validating webhooks. They watch their configuration through
+// a loopback client, with informers of their own.
+func (p *admissionPlugins) extensions(objects admission.Objects) ([]admission.Plugin, error) {
+	client, err := kubernetes.NewForConfig(p.loopback)
+	if err != nil {
+		return nil, fmt.Errorf("admission extensions: %w", err)
+	}
+	dyn, err := dynamic.NewForConfig(p.loopback)
+	if err != nil {
+		return nil, fmt.Errorf("admission extensions: %w", err)
+	}
+	resolver, ok := objects.(webhookutil.ServiceResolver)
+	if !ok {
+		return nil, fmt.Errorf("admission webhooks: the server resolves no services")
+	}
+	p.informers = informers.NewSharedInformerFactory(client, 0)
+	p.stop = make(chan struct{})
+	mutatingHooks, validatingHooks, err := webhook.New(webhook.Config{Client: client, Informers: p.informers, Resolver: resolver})
+	if err != nil {
+		return nil, err
+	}
+	validatingPolicies, mutatingPolicies, err := policy.New(policy.Config{
+		Client: client, Dynamic: dyn, Informers: p.informers,
+		Mapper:     restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(client.Discovery())),
+		Authorizer: p.authorizer(),
+		Stop:       p.stop,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return []admission.Plugin{mutatingPolicies, mutatingHooks, validatingPolicies, validatingHooks}, nil
+}
+
+// start runs what the plugins watch until ctx ends; it is called once
+// the server serves, which their informers list through.
+func (p *admissionPlugins) start(ctx context.Context) {
+	if p.informers == nil {
+		return
+	}
+	p.informers.Start(ctx.Done())
+	go func() {
+		<-ctx.Done()
+		close(p.stop)
+	}()
 }
 
 // bootstrap creates what the plugins rely on; it is idempotent and runs

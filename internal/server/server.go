@@ -23,6 +23,7 @@ import (
 	"go.etcd.io/etcd/client/pkg/v3/transport"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"golang.org/x/sync/errgroup"
+	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
@@ -292,6 +293,13 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 		return nil, err
 	}
 	plugins := &admissionPlugins{authz: z, podSecurity: podSecurity}
+	// Admission webhooks watch their configurations through the server
+	// itself, as upstream's do, as a member of system:masters.
+	if plugins.loopback, err = loopbackConfig(opts, tlsDir, ca, port, "apiserver-loopback", "system:apiserver", []string{user.SystemPrivilegedGroup}, "orca-apiserver", 50, 100); err != nil {
+		ln.Close()
+		closeEtcd()
+		return nil, err
+	}
 	components := newComponentProbes(store)
 	api, err = apiserver.New(apiserver.Config{
 		Computed:          components.source(),
@@ -325,6 +333,11 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 		ln.Close()
 		closeEtcd()
 		return nil, err
+	}
+	if plugins.err != nil {
+		ln.Close()
+		closeEtcd()
+		return nil, plugins.err
 	}
 	// The authorizers read the API server's caches; nothing is served
 	// before this point.
@@ -361,6 +374,7 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 		}
 		return fmt.Errorf("serve: %w", err)
 	})
+	plugins.start(gctx)
 	g.Go(func() error {
 		<-gctx.Done()
 		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)

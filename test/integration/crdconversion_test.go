@@ -195,13 +195,24 @@ func objectSchema(spec map[string]apiextensionsv1.JSONSchemaProps) *apiextension
 // CA, whose PEM it returns for a caBundle.
 func tlsServer(t *testing.T, h http.Handler) (*httptest.Server, []byte) {
 	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tlsServerOn(t, ln, h, "localhost")
+}
+
+// tlsServerOn serves h over TLS on ln, with a self-signed certificate for
+// the listener's address and dnsName.
+func tlsServerOn(t *testing.T, ln net.Listener, h http.Handler, dnsName string) (*httptest.Server, []byte) {
+	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: "webhook"},
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, DNSNames: []string{"localhost"},
+		IPAddresses: []net.IP{ln.Addr().(*net.TCPAddr).IP}, DNSNames: []string{dnsName},
 		NotBefore: time.Now().Add(-time.Minute), NotAfter: time.Now().Add(time.Hour),
 		IsCA: true, BasicConstraintsValid: true,
 		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
@@ -212,6 +223,8 @@ func tlsServer(t *testing.T, h http.Handler) (*httptest.Server, []byte) {
 		t.Fatal(err)
 	}
 	srv := httptest.NewUnstartedServer(h)
+	srv.Listener.Close()
+	srv.Listener = ln
 	srv.TLS = &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}}
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
