@@ -42,6 +42,7 @@ packages=(
   k8s.io/api/storage/v1
   k8s.io/api/storagemigration/v1
   k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1
+  k8s.io/kube-aggregator/pkg/apis/apiregistration/v1
   k8s.io/apimachinery/pkg/apis/meta/v1
   k8s.io/apimachinery/pkg/runtime
   k8s.io/apimachinery/pkg/util/intstr

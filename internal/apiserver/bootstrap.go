@@ -2,11 +2,13 @@ package apiserver
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // defaultNamespaces exist in every cluster, as upstream creates them.
@@ -28,7 +30,38 @@ func (s *Server) bootstrap(ctx context.Context) error {
 			return err
 		}
 	}
+	if err := s.publishAuthentication(ctx); err != nil {
+		return err
+	}
 	return s.reconcileKubernetesService(ctx)
+}
+
+// publishAuthentication writes kube-system's
+// extension-apiserver-authentication ConfigMap, where extension API
+// servers learn, as from upstream's, which client certificates and which
+// front proxy's user headers to trust.
+func (s *Server) publishAuthentication(ctx context.Context) error {
+	fp := s.cfg.FrontProxy
+	if fp == nil {
+		return nil
+	}
+	list := func(v ...string) string {
+		data, _ := json.Marshal(v)
+		return string(data)
+	}
+	data := map[string]string{
+		"client-ca-file":                     string(fp.ClientCAPEM),
+		"requestheader-client-ca-file":       string(fp.CAPEM),
+		"requestheader-allowed-names":        list(fp.AllowedNames...),
+		"requestheader-username-headers":     list("X-Remote-User"),
+		"requestheader-uid-headers":          list("X-Remote-Uid"),
+		"requestheader-group-headers":        list("X-Remote-Group"),
+		"requestheader-extra-headers-prefix": list("X-Remote-Extra-"),
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "extension-apiserver-authentication", Namespace: metav1.NamespaceSystem}, Data: data}
+	return s.putSystemObject(ctx, corev1.SchemeGroupVersion.WithResource("configmaps"), cm, func(cur runtime.Object) {
+		cur.(*corev1.ConfigMap).Data = data
+	})
 }
 
 // compactLoop compacts etcd's history every interval up to the revision

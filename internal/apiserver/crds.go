@@ -131,9 +131,6 @@ func (s *Server) syncCRDs(ctx context.Context, res *resource, st *crdState) (aga
 // publishCRDs tells OnCustomResources about the established CRDs being
 // served whenever that set or one of them changes.
 func (s *Server) publishCRDs(crds []*apiextensionsv1.CustomResourceDefinition, st *crdState) {
-	if s.cfg.OnCustomResources == nil {
-		return
-	}
 	var pub []*apiextensionsv1.CustomResourceDefinition
 	key := ""
 	for _, crd := range crds {
@@ -148,7 +145,11 @@ func (s *Server) publishCRDs(crds []*apiextensionsv1.CustomResourceDefinition, s
 		return
 	}
 	st.published = key
-	s.cfg.OnCustomResources(pub)
+	if s.cfg.OnCustomResources != nil {
+		s.cfg.OnCustomResources(pub)
+	}
+	// Their group versions get APIServices of their own.
+	s.kickAggregation()
 }
 
 // syncCRD takes one CRD one step further; settled is false while it

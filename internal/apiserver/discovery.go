@@ -162,6 +162,74 @@ func (s *Server) aggregated(legacy bool) *apidiscoveryv2.APIGroupDiscoveryList {
 			out.Items = append(out.Items, g)
 		}
 	}
+	if !legacy {
+		out.Items = append(out.Items, s.remoteDiscovery()...)
+	}
+	return out
+}
+
+// remoteDiscovery is the aggregated discovery of the extension servers'
+// groups, from what each last listed; a server that did not answer its
+// last check is listed as stale, as upstream marks it.
+func (s *Server) remoteDiscovery() []apidiscoveryv2.APIGroupDiscovery {
+	rms := s.remotes()
+	var out []apidiscoveryv2.APIGroupDiscovery
+	for _, g := range s.remoteGroups() {
+		gd := apidiscoveryv2.APIGroupDiscovery{}
+		gd.Name = g.Name
+		for _, v := range g.Versions {
+			rm := rms[schema.GroupVersion{Group: g.Name, Version: v.Version}]
+			vd := apidiscoveryv2.APIVersionDiscovery{Version: v.Version, Freshness: apidiscoveryv2.DiscoveryFreshnessCurrent}
+			if rm == nil || !rm.available || rm.discovery == nil {
+				vd.Freshness = apidiscoveryv2.DiscoveryFreshnessStale
+			} else {
+				vd.Resources = toResourceDiscovery(g.Name, v.Version, rm.discovery.APIResources)
+			}
+			gd.Versions = append(gd.Versions, vd)
+		}
+		out = append(out, gd)
+	}
+	return out
+}
+
+// toResourceDiscovery turns a group version's resource list into its
+// aggregated form, subresources under their resources.
+func toResourceDiscovery(group, version string, list []metav1.APIResource) []apidiscoveryv2.APIResourceDiscovery {
+	var out []apidiscoveryv2.APIResourceDiscovery
+	index := map[string]int{}
+	for _, r := range list {
+		if strings.Contains(r.Name, "/") {
+			continue
+		}
+		scope := apidiscoveryv2.ScopeCluster
+		if r.Namespaced {
+			scope = apidiscoveryv2.ScopeNamespace
+		}
+		g, v := r.Group, r.Version
+		if g == "" && v == "" {
+			g, v = group, version
+		}
+		index[r.Name] = len(out)
+		out = append(out, apidiscoveryv2.APIResourceDiscovery{
+			Resource: r.Name, SingularResource: r.SingularName, Scope: scope,
+			ResponseKind: &metav1.GroupVersionKind{Group: g, Version: v, Kind: r.Kind},
+			Verbs:        r.Verbs, ShortNames: r.ShortNames, Categories: r.Categories,
+		})
+	}
+	for _, r := range list {
+		parent, sub, ok := strings.Cut(r.Name, "/")
+		i, found := index[parent]
+		if !ok || !found {
+			continue
+		}
+		g, v := r.Group, r.Version
+		if g == "" && v == "" {
+			g, v = group, version
+		}
+		out[i].Subresources = append(out[i].Subresources, apidiscoveryv2.APISubresourceDiscovery{
+			Subresource: sub, ResponseKind: &metav1.GroupVersionKind{Group: g, Version: v, Kind: r.Kind}, Verbs: r.Verbs,
+		})
+	}
 	return out
 }
 
@@ -249,6 +317,21 @@ func (s *Server) writeDiscovery(w http.ResponseWriter, mt string, obj runtime.Ob
 }
 
 func (s *Server) apiGroups() []metav1.APIGroup {
+	out := s.localGroups()
+	local := map[string]bool{}
+	for _, g := range out {
+		local[g.Name] = true
+	}
+	for _, g := range s.remoteGroups() {
+		if !local[g.Name] {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// localGroups are the groups the server serves itself.
+func (s *Server) localGroups() []metav1.APIGroup {
 	var out []metav1.APIGroup
 	for _, gv := range s.groupVersions() {
 		if gv.Group == "" {

@@ -131,6 +131,9 @@ func (s *Server) buildHandler() http.Handler {
 		authn = UnionAuthenticator{authn, s.newTokenAuthenticator()}
 	}
 	route := func(w http.ResponseWriter, r *http.Request) {
+		if s.serveAggregated(w, r) {
+			return
+		}
 		if st := stateFrom(r.Context()); st.resource {
 			ri := st.info
 			start := time.Now()
@@ -235,6 +238,10 @@ func (s *Server) withAuthentication(next http.Handler, authn Authenticator, unau
 			unauthorized.ServeHTTP(w, r)
 			return
 		}
+		// As upstream: the credentials have done their work, and must
+		// not travel on with a request the server proxies (to a pod, a
+		// node or an extension API server).
+		r.Header.Del("Authorization")
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), userKey{}, u)))
 	})
 }

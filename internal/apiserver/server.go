@@ -98,6 +98,9 @@ type Config struct {
 	// Computed supplies the objects of Computed resources, by resource;
 	// a Computed resource without a source lists nothing.
 	Computed map[schema.GroupVersionResource]func(context.Context) []runtime.Object
+	// FrontProxy, when set, lets the server proxy to extension API
+	// servers as its users' front proxy (API aggregation).
+	FrontProxy *FrontProxy
 	// OnCustomResources, when set, is told the established
 	// CustomResourceDefinitions being served whenever they change (the
 	// OpenAPI documents describe them).
@@ -129,6 +132,9 @@ type Server struct {
 
 	// custom are the resources CustomResourceDefinitions add.
 	custom custom
+	// aggregation are the group versions APIServices hand to extension
+	// API servers.
+	aggregation aggregation
 	// conversion makes the converters of CRDs with conversion webhooks.
 	conversion func() (*conversion.CRConverterFactory, error)
 
@@ -161,6 +167,7 @@ func New(cfg Config) (*Server, error) {
 	s.conversion = sync.OnceValues(func() (*conversion.CRConverterFactory, error) {
 		return conversion.NewCRConverterFactory(s, webhook.NewDefaultAuthenticationInfoResolverWrapper(nil, nil, nil, nil))
 	})
+	s.aggregation.kick = make(chan struct{}, 1)
 	s.podTransport = newPodTransport()
 	s.proxyable = proxyableIP
 	for _, rr := range cfg.Resources {
@@ -257,6 +264,7 @@ func (s *Server) Run(ctx context.Context) error {
 	// Custom resources are served from the start, as built-in ones.
 	crds := s.startCRDs(ctx)
 	go s.runCRDs(ctx, crds)
+	go s.runAPIServices(ctx)
 	s.readyMu.Lock()
 	s.ready = true
 	s.readyMu.Unlock()

@@ -200,6 +200,10 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 	if err != nil {
 		return nil, err
 	}
+	frontProxy, err := frontProxy(tlsDir, ca)
+	if err != nil {
+		return nil, err
+	}
 	kubeletTLS, err := kubeletClientTLS(tlsDir, ca)
 	if err != nil {
 		return nil, err
@@ -315,6 +319,7 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 		Anonymous:         opts.AnonymousAuth,
 		Extra:             extra,
 		OnCustomResources: openAPI.SetCustomResources,
+		FrontProxy:        frontProxy,
 		CompactInterval:   opts.CompactInterval,
 		Transformers:      enc.transformers,
 

@@ -203,8 +203,9 @@ func tlsServer(t *testing.T, h http.Handler) (*httptest.Server, []byte) {
 }
 
 // tlsServerOn serves h over TLS on ln, with a self-signed certificate for
-// the listener's address and dnsName.
-func tlsServerOn(t *testing.T, ln net.Listener, h http.Handler, dnsName string) (*httptest.Server, []byte) {
+// the listener's address and dnsName; configure may change the TLS
+// configuration before the server starts.
+func tlsServerOn(t *testing.T, ln net.Listener, h http.Handler, dnsName string, configure ...func(*tls.Config)) (*httptest.Server, []byte) {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -226,6 +227,9 @@ func tlsServerOn(t *testing.T, ln net.Listener, h http.Handler, dnsName string) 
 	srv.Listener.Close()
 	srv.Listener = ln
 	srv.TLS = &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}}
+	for _, c := range configure {
+		c(srv.TLS)
+	}
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
 	return srv, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})

@@ -16,13 +16,13 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
 	apiextensionsapply "k8s.io/apiextensions-apiserver/pkg/client/applyconfiguration"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/orca-project/orca/internal/registry"
+	"github.com/orca-project/orca/internal/registry/printers"
 )
 
 func init() {
@@ -59,9 +59,9 @@ var CustomResourceDefinitions = &registry.Resource{
 	PrepareForDelete:       registry.Typed(prepareForDelete),
 	TypeConverter:          apiextensionsapply.NewTypeConverter(scheme.Scheme),
 	Table: &registry.Table{
-		Columns: []metav1.TableColumnDefinition{{Name: "Created At", Type: "date", Description: "CreationTimestamp is a timestamp representing the server time when this object was created."}},
-		Row: registry.TypedRow(func(crd *apiextensionsv1.CustomResourceDefinition, _ time.Time) []any {
-			return []any{crd.CreationTimestamp.UTC().Format(time.RFC3339)}
+		Columns: printers.CreatedAtColumns(),
+		Row: registry.TypedRow(func(crd *apiextensionsv1.CustomResourceDefinition, now time.Time) []any {
+			return printers.CreatedAtRow(crd, now)
 		}),
 	},
 }

@@ -5,6 +5,7 @@ import (
 	"github.com/orca-project/orca/internal/registry"
 	"github.com/orca-project/orca/internal/registry/admissionregistration"
 	"github.com/orca-project/orca/internal/registry/apiextensions"
+	"github.com/orca-project/orca/internal/registry/apiregistration"
 	"github.com/orca-project/orca/internal/registry/apps"
 	"github.com/orca-project/orca/internal/registry/authentication"
 	"github.com/orca-project/orca/internal/registry/authorization"
@@ -49,6 +50,7 @@ func Resources() []*registry.Resource {
 		admissionregistration.MutatingWebhookConfigurations, admissionregistration.ValidatingAdmissionPolicies,
 		admissionregistration.ValidatingAdmissionPolicyBindings, admissionregistration.ValidatingWebhookConfigurations,
 		apiextensions.CustomResourceDefinitions,
+		apiregistration.APIServices,
 		coordination.Leases,
 		discovery.Endpointslices,
 		scheduling.Priorityclasses,
