@@ -17,12 +17,15 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/proxy"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	translator "k8s.io/apiserver/pkg/util/proxy"
 	"k8s.io/streaming/pkg/httpstream"
 	"k8s.io/streaming/pkg/httpstream/wsstream"
+
+	"github.com/orca-project/orca/internal/admission"
 )
 
 // The pod subresources that reach the kubelet: pods/log streams a
@@ -75,6 +78,12 @@ func (s *Server) servePodConnect(w http.ResponseWriter, r *http.Request, res *re
 		return
 	}
 	q := r.URL.Query()
+	// Admission comes first, as upstream's connect handler admits before
+	// it looks for the pod's node.
+	if err := s.admitConnect(ctx, res, ri, q); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	var target kubeletRequest
 	switch ri.Subresource {
 	case "log":
@@ -515,4 +524,45 @@ type errorResponder struct{ s *Server }
 
 func (e errorResponder) Error(w http.ResponseWriter, r *http.Request, err error) {
 	e.s.writeError(w, r, err)
+}
+
+// admitConnect runs admission on an exec, attach or port-forward, as
+// upstream's connect handler does: operation CONNECT, the request's
+// options as the object, so that webhooks and policies may refuse it.
+func (s *Server) admitConnect(ctx context.Context, res *resource, ri requestInfo, q url.Values) error {
+	flag := func(name string) bool { return isTrue(q.Get(name)) }
+	var opts runtime.Object
+	var kind string
+	switch ri.Subresource {
+	case "exec":
+		opts, kind = &corev1.PodExecOptions{
+			Stdin: flag("stdin"), Stdout: flag("stdout"), Stderr: flag("stderr"), TTY: flag("tty"),
+			Container: q.Get("container"), Command: q["command"],
+		}, "PodExecOptions"
+	case "attach":
+		opts, kind = &corev1.PodAttachOptions{
+			Stdin: flag("stdin"), Stdout: flag("stdout"), Stderr: flag("stderr"), TTY: flag("tty"),
+			Container: q.Get("container"),
+		}, "PodAttachOptions"
+	case "portforward":
+		pf := &corev1.PodPortForwardOptions{}
+		for _, p := range q["ports"] {
+			for _, f := range strings.Split(p, ",") {
+				if n, err := strconv.ParseInt(strings.TrimSpace(f), 10, 32); err == nil {
+					pf.Ports = append(pf.Ports, int32(n))
+				}
+			}
+		}
+		opts, kind = pf, "PodPortForwardOptions"
+	default:
+		return nil
+	}
+	gvk := corev1.SchemeGroupVersion.WithKind(kind)
+	opts.GetObjectKind().SetGroupVersionKind(gvk)
+	attrs := s.attributes(ctx, admission.Connect, res, ri.Subresource, ri.Namespace, ri.Name, opts, nil, false)
+	attrs.Kind, attrs.Default = gvk, nil
+	if err := s.admission.Admit(ctx, attrs); err != nil {
+		return err
+	}
+	return s.admission.Validate(ctx, attrs)
 }

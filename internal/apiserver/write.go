@@ -151,7 +151,7 @@ func (s *Server) create(ctx context.Context, res *resource, ns string, obj runti
 	}
 	acc, _ = meta.Accessor(obj)
 	attrs := s.attributes(ctx, admission.Create, res, "", ns, acc.GetName(), obj, nil, dryRun)
-	if err := s.admission.Admit(ctx, attrs); err != nil {
+	if err := s.admit(ctx, res, attrs); err != nil {
 		return nil, err
 	}
 	if errs := s.validate(res, obj); len(errs) > 0 {
@@ -210,6 +210,21 @@ func (s *Server) validate(res *resource, obj runtime.Object) field.ErrorList {
 		errs = append(errs, res.Validate(obj)...)
 	}
 	return errs
+}
+
+// admit runs the mutating admission plugins. What they add to a custom
+// resource that its schema does not know is dropped, as upstream prunes
+// an object on its way to storage.
+func (s *Server) admit(ctx context.Context, res *resource, attrs *admission.Attributes) error {
+	if err := s.admission.Admit(ctx, attrs); err != nil {
+		return err
+	}
+	if res.Coerce != nil && attrs.Object != nil {
+		if _, err := res.Coerce(attrs.Object); err != nil {
+			return apierrors.NewBadRequest(err.Error())
+		}
+	}
+	return nil
 }
 
 // validateMeta checks an object's metadata, as every kind's.
@@ -360,7 +375,7 @@ func (s *Server) prepareUpdate(ctx context.Context, res *resource, next, cur run
 	}
 	acc, _ = meta.Accessor(next)
 	attrs := s.attributes(ctx, admission.Update, res, sub, curAcc.GetNamespace(), curAcc.GetName(), next, cur, dryRun)
-	if err := s.admission.Admit(ctx, attrs); err != nil {
+	if err := s.admit(ctx, res, attrs); err != nil {
 		return nil, err
 	}
 	errs := apivalidation.ValidateObjectMetaAccessorUpdate(acc, curAcc, field.NewPath("metadata"))

@@ -13,8 +13,8 @@ import (
 
 // TestValidatingAdmissionPolicy binds a policy with a ConfigMap of
 // parameters that caps a Deployment's replicas: Deny refuses with the
-// policy's message, Warn lets the write through with a warning, and the
-// policy's type checking is reported in its status.
+// policy's message, Warn lets the write through with a warning, and a
+// missing parameter denies as the binding says.
 func TestValidatingAdmissionPolicy(t *testing.T) {
 	ctx := context.Background()
 	ns := newNamespace(t, client, "vap")

@@ -66,6 +66,9 @@ func (ws *webhookServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		resp.AuditAnnotations = map[string]string{"labelled": "yes"}
 	case "/slow":
 		time.Sleep(3 * time.Second)
+	case "/connect":
+		resp.Allowed = false
+		resp.Result = &metav1.Status{Code: http.StatusForbidden, Message: fmt.Sprintf("%s to pod %q is not allowed", review.Request.SubResource, review.Request.Name)}
 	}
 	review.Request, review.Response = nil, resp
 	w.Header().Set("Content-Type", "application/json")
@@ -253,6 +256,41 @@ func TestAdmissionWebhooks(t *testing.T) {
 			if err := client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Delete(ctx, cfg.Name, metav1.DeleteOptions{}); err != nil {
 				t.Fatal(err)
 			}
+		}
+	})
+
+	t.Run("connect", func(t *testing.T) {
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "attached"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}
+		if _, err := client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		h := hook("connect.webhook.example.com", "/connect")
+		h.Rules = []admissionregistrationv1.RuleWithOperations{{
+			Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Connect},
+			Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods/attach", "pods/exec"}},
+		}}
+		h.MatchConditions = nil
+		cfg := &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "deny-connect"}, Webhooks: []admissionregistrationv1.ValidatingWebhook{h}}
+		if _, err := client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx, cfg, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		defer client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Delete(ctx, cfg.Name, metav1.DeleteOptions{})
+		eventually(t, 10*time.Second, func() error {
+			res := runKubectl(t, "", "-n", ns, "attach", "attached")
+			want := `admission webhook "connect.webhook.example.com" denied the request: attach to pod "attached" is not allowed`
+			if res.Code == 0 || !strings.Contains(res.Stderr, want) {
+				return fmt.Errorf("kubectl attach: exit %d, %s", res.Code, res.Stderr)
+			}
+			return nil
+		})
+		var sawOptions bool
+		for _, req := range ws.got("/connect") {
+			if req.Operation == admissionv1.Connect && req.Kind.Kind == "PodAttachOptions" && req.SubResource == "attach" {
+				sawOptions = true
+			}
+		}
+		if !sawOptions {
+			t.Error("the webhook was not sent the attach's options")
 		}
 	})
 
