@@ -19,6 +19,7 @@ import (
 	"github.com/orca-project/orca/internal/controller/servicecidrs"
 	"github.com/orca-project/orca/internal/controller/statefulset"
 	"github.com/orca-project/orca/internal/controller/ttlafterfinished"
+	"github.com/orca-project/orca/internal/controller/validatingadmissionpolicystatus"
 )
 
 // DefaultControllers are the controllers `orca server` and `orca
@@ -80,6 +81,12 @@ func DefaultControllers() []Descriptor {
 		}},
 		{Name: "ttl-after-finished", Workers: 5, New: func(c *Context) (Controller, error) {
 			return ttlafterfinished.New(c.Client, c.Informers, c.QueueMetrics, c.Log)
+		}},
+		// Upstream's validatingadmissionpolicy-status-controller; named
+		// without the suffix so that ServiceAccountFor gives it upstream's
+		// account, validatingadmissionpolicy-status-controller.
+		{Name: "validatingadmissionpolicy-status", Workers: 5, New: func(c *Context) (Controller, error) {
+			return validatingadmissionpolicystatus.New(c.Client, c.Discovery, c.Informers, c.QueueMetrics, c.Log)
 		}},
 	}
 }
