@@ -8,7 +8,7 @@ BIN       ?= bin/orca
 LDFLAGS   ?= $(shell hack/ldflags.sh)
 export LDFLAGS
 
-.PHONY: all build images up down killall conformance conformance-smoke test test-unit test-integration fuzz bench bench-scheduler bench-pods bench-proxy bench-dns bench-workloads vet clean
+.PHONY: all build images up down killall conformance conformance-smoke test test-unit test-integration fuzz bench bench-extensions bench-scheduler bench-pods bench-proxy bench-dns bench-workloads vet clean
 
 all: build
 
@@ -58,6 +58,9 @@ fuzz:
 ## bench: run the benchmarks and print comparable figures
 bench:
 	$(GO) run -ldflags "$(LDFLAGS)" ./bench/apiserver
+## bench-extensions: custom resource creates against ConfigMap creates, and the latency one validating webhook adds
+bench-extensions:
+	$(GO) run -ldflags "$(LDFLAGS)" ./bench/apiserver -extensions-only
 ## bench-scheduler: scheduler benchmarks (ARGS='-run REGEXP' selects scenarios)
 bench-scheduler:
 	$(GO) run -ldflags "$(LDFLAGS)" ./bench/scheduler $(ARGS)

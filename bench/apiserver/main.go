@@ -209,6 +209,9 @@ func run() error {
 	if *gateOnly {
 		return runGateCost(ctx, strings.Repeat("x", 256))
 	}
+	if *extensionsOnly {
+		return runExtensions(ctx, strings.Repeat("x", 256))
+	}
 	srv, err := startServer(nil)
 	if err != nil {
 		return err

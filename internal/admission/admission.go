@@ -49,6 +49,10 @@ type Attributes struct {
 	// objects the way clients do (webhook patches), as upstream defaults
 	// a patched object; nil when the resource has none.
 	Default func(runtime.Object)
+	// Patched is set by the plugins that change objects the way clients
+	// do (webhooks, mutating policies) when they changed Object, which
+	// may then hold fields its schema does not know.
+	Patched bool
 }
 
 // Plugin is one admission plugin.

@@ -219,7 +219,7 @@ func (s *Server) admit(ctx context.Context, res *resource, attrs *admission.Attr
 	if err := s.admission.Admit(ctx, attrs); err != nil {
 		return err
 	}
-	if res.Coerce != nil && attrs.Object != nil {
+	if res.Coerce != nil && attrs.Patched {
 		if _, err := res.Coerce(attrs.Object); err != nil {
 			return apierrors.NewBadRequest(err.Error())
 		}

@@ -28,7 +28,7 @@ func (o objectInterfaces) GetObjectTyper() runtime.ObjectTyper     { return type
 func (o objectInterfaces) GetObjectDefaulter() runtime.ObjectDefaulter {
 	return defaulter{apply: o.a.Default, typ: reflect.TypeOf(o.a.Object)}
 }
-func (o objectInterfaces) GetObjectConvertor() runtime.ObjectConvertor { return convertor{} }
+func (o objectInterfaces) GetObjectConvertor() runtime.ObjectConvertor { return convertor{o.a} }
 func (o objectInterfaces) GetEquivalentResourceMapper() runtime.EquivalentResourceMapper {
 	return equivalents{o.a}
 }
@@ -73,10 +73,15 @@ func (d defaulter) Default(obj runtime.Object) {
 }
 
 // convertor copies between objects of one Go type and converts anything
-// else with client-go's scheme.
-type convertor struct{}
+// else with client-go's scheme. Upstream's dispatchers convert a changed
+// object back into the request's, which is how the request learns it was
+// patched.
+type convertor struct{ a *admission.Attributes }
 
-func (convertor) Convert(in, out, context any) error {
+func (c convertor) Convert(in, out, context any) error {
+	if out == c.a.Object && in != out {
+		c.a.Patched = true
+	}
 	if iu, ok := in.(*unstructured.Unstructured); ok {
 		ou, ok := out.(*unstructured.Unstructured)
 		if !ok {
