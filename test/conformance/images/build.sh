@@ -2,10 +2,11 @@
 # Builds the images upstream's e2e suite runs, under the names it expects,
 # as docker archives in OUT (default _output/conformance/images), from what
 # is on this machine: agnhost and nonewprivs compiled from upstream's source
-# (BIN holds them), busybox built from its upstream source (busybox.sh), and
-# Debian's own bash, curl, dig, socat, ss, ip and OpenBSD netcat where the
-# suite's images carry them. Nothing is pulled from a registry. docs/conformance.md lists each image and
-# what stands in for it.
+# (BIN holds them), the sample API server and etcd compiled here from their
+# Go modules (into BIN), busybox built from its upstream source
+# (busybox.sh), and Debian's own bash, curl, dig, socat, ss, ip and OpenBSD
+# netcat where the suite's images carry them. Nothing is pulled from a
+# registry. docs/conformance.md lists each image and what stands in for it.
 #
 #   test/conformance/images/build.sh BIN OUT
 set -euo pipefail
@@ -18,6 +19,16 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$out"
 test/conformance/images/busybox.sh "$bin"
+# The aggregator spec's two programs, static as upstream's images (on a
+# distroless base) have them: k8s.io/sample-apiserver's main package at the
+# release the suite is built from, and etcd's server from the
+# go.etcd.io/etcd/server/v3 this module resolves (images/etcd, what
+# upstream's etcd main package is).
+(
+	cd test/conformance
+	CGO_ENABLED=0 go build -ldflags "-s -w" -o "$bin/sample-apiserver" k8s.io/sample-apiserver
+	CGO_ENABLED=0 go build -ldflags "-s -w" -o "$bin/etcd" ./images/etcd
+)
 
 # copy_bin SRC ROOT [DEST]: puts a program into ROOT with the shared
 # libraries ldd names, at their own paths (the loader's default search).
@@ -68,6 +79,24 @@ tools_root() {
 	# busybox's applet reads otherwise.
 	rm -f "$root/bin/nc"
 	copy_bin "$(command -v nc.openbsd)" "$root" /usr/bin/nc
+}
+
+# static_root ROOT: what a static program's image needs around it, as
+# upstream's distroless bases give: a writable /tmp, root and nobody in
+# /etc/passwd and /etc/group, and nsswitch.conf for Go's resolver.
+static_root() {
+	local root=$1
+	mkdir -p "$root/etc" "$root/tmp" "$root/root"
+	chmod 1777 "$root/tmp"
+	cat >"$root/etc/passwd" <<'P'
+root:x:0:0:root:/root:/sbin/nologin
+nobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin
+P
+	cat >"$root/etc/group" <<'G'
+root:x:0:
+nobody:x:65534:
+G
+	printf 'hosts: files dns\n' >"$root/etc/nsswitch.conf"
 }
 
 pack() { "$orca" images pack "$@" >/dev/null; }
@@ -128,6 +157,22 @@ pack "$work/nnp" --tag "$e2e/nonewprivs:1.4" --output "$out/nonewprivs.tar" --cm
 # nonroot: busybox run as uid 1234.
 busybox_root "$work/nonroot"
 pack "$work/nonroot" --tag "$e2e/nonroot:1.5" --output "$out/nonroot.tar" --user 1234 --cmd sh
+
+# sample-apiserver: upstream's sample API server at /sample-apiserver, its
+# entrypoint (the aggregator spec passes only flags).
+static_root "$work/sample-apiserver"
+install -m 0755 "$bin/sample-apiserver" "$work/sample-apiserver/sample-apiserver"
+pack "$work/sample-apiserver" --tag "$e2e/sample-apiserver:1.29.2" --output "$out/sample-apiserver.tar" \
+	--entrypoint /sample-apiserver --expose 443/tcp
+
+# etcd: etcd's server at /usr/local/bin/etcd, the command the aggregator
+# spec runs; with no --data-dir it keeps default.etcd in the working
+# directory, /var/lib/etcd.
+static_root "$work/etcd"
+install -D -m 0755 "$bin/etcd" "$work/etcd/usr/local/bin/etcd"
+mkdir -p "$work/etcd/var/lib/etcd" "$work/etcd/var/etcd"
+pack "$work/etcd" --tag registry.k8s.io/etcd:3.7.0-0 --output "$out/etcd.tar" --workdir /var/lib/etcd \
+	--cmd /usr/local/bin/etcd --expose 2379/tcp --expose 2380/tcp
 
 # pause: Orca's own pause program under the suite's name.
 mkdir -p "$work/pause"
