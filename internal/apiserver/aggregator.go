@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
@@ -26,6 +27,7 @@ import (
 	"k8s.io/client-go/transport"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 
+	"github.com/orca-project/orca/internal/apiserver/openapi"
 	"github.com/orca-project/orca/internal/registry/apiregistration"
 	"github.com/orca-project/orca/internal/storage/cache"
 )
@@ -62,15 +64,20 @@ type remote struct {
 	svc       *apiregistrationv1.APIService
 	transport http.RoundTripper
 	// available and discovery are what the last check found: whether the
-	// server answered, and the resources it lists.
+	// server answered, and the resources it lists; openAPI is its
+	// OpenAPI documents, for the server's to merge.
 	available bool
 	discovery *metav1.APIResourceList
+	openAPI   openapi.Remote
 }
 
 // aggregation holds the remote group versions, replaced as a whole.
 type aggregation struct {
 	remotes atomic.Pointer[map[schema.GroupVersion]*remote]
 	kick    chan struct{}
+	// published identifies the documents last given to
+	// OnRemoteOpenAPI; only the APIService loop touches it.
+	published string
 }
 
 func (s *Server) remotes() map[schema.GroupVersion]*remote {
@@ -217,7 +224,7 @@ func (s *Server) syncAPIServices(ctx context.Context, res *resource) {
 		gv := schema.GroupVersion{Group: svc.Spec.Group, Version: svc.Spec.Version}
 		rm := &remote{svc: svc}
 		if prev, ok := old[gv]; ok && sameBackend(prev.svc, svc) {
-			rm.transport, rm.available, rm.discovery = prev.transport, prev.available, prev.discovery
+			rm.transport, rm.available, rm.discovery, rm.openAPI = prev.transport, prev.available, prev.discovery, prev.openAPI
 		}
 		if rm.transport == nil {
 			rt, err := s.remoteTransport(svc)
@@ -235,11 +242,99 @@ func (s *Server) syncAPIServices(ctx context.Context, res *resource) {
 		rm.available = cond.Status == apiregistrationv1.ConditionTrue
 		if discovery != nil {
 			rm.discovery = discovery
+			rm.openAPI = s.remoteOpenAPI(ctx, rm)
 		}
 		if err := s.setAPIServiceCondition(ctx, res, rm.svc, cond); err != nil {
 			s.log.Warn("apiservice status", "name", rm.svc.Name, "err", err)
 		}
 	}
+	s.publishRemoteOpenAPI(next)
+}
+
+// remoteOpenAPI fetches an extension server's OpenAPI v2 document and its
+// v3 document of the group version; what it cannot fetch stays empty.
+func (s *Server) remoteOpenAPI(ctx context.Context, rm *remote) openapi.Remote {
+	out := openapi.Remote{Group: rm.svc.Spec.Group, Version: rm.svc.Spec.Version}
+	ref := rm.svc.Spec.Service
+	base, err := s.ResolveEndpoint(ref.Namespace, ref.Name, portOf(ref))
+	if err != nil {
+		return out
+	}
+	fetch := func(path string) []byte {
+		u := *base
+		u.Path, u.RawQuery, _ = strings.Cut(path, "?")
+		body, err := s.fetchRemote(ctx, rm, u.String())
+		if err != nil {
+			return nil
+		}
+		return body
+	}
+	out.V2 = fetch("/openapi/v2")
+	var index struct {
+		Paths map[string]struct {
+			ServerRelativeURL string `json:"serverRelativeURL"`
+		} `json:"paths"`
+	}
+	if data := fetch("/openapi/v3"); data != nil && json.Unmarshal(data, &index) == nil {
+		if p, ok := index.Paths["apis/"+out.Group+"/"+out.Version]; ok {
+			out.V3 = fetch(p.ServerRelativeURL)
+		}
+	}
+	return out
+}
+
+// fetchRemote GETs a JSON document from an extension server as the
+// server itself, within five seconds.
+func (s *Server) fetchRemote(ctx context.Context, rm *remote, loc string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, loc, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "application/json")
+	rt := transport.NewAuthProxyRoundTripper("system:kube-aggregator", "", []string{"system:masters"}, nil, rm.transport)
+	resp, err := rt.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 32<<20))
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode < 200 || resp.StatusCode >= 300 {
+		return nil, fmt.Errorf("bad status from %s: %d", loc, resp.StatusCode)
+	}
+	return body, nil
+}
+
+// publishRemoteOpenAPI hands the available extension servers' documents
+// to OnRemoteOpenAPI when they changed.
+func (s *Server) publishRemoteOpenAPI(remotes map[schema.GroupVersion]*remote) {
+	if s.cfg.OnRemoteOpenAPI == nil {
+		return
+	}
+	var docs []openapi.Remote
+	h := sha256.New()
+	for _, rm := range remotes {
+		if !rm.available {
+			continue
+		}
+		docs = append(docs, rm.openAPI)
+	}
+	sort.Slice(docs, func(i, j int) bool {
+		return docs[i].Group+"/"+docs[i].Version < docs[j].Group+"/"+docs[j].Version
+	})
+	for _, d := range docs {
+		fmt.Fprintf(h, "%s/%s %x %x;", d.Group, d.Version, sha256.Sum256(d.V2), sha256.Sum256(d.V3))
+	}
+	key := string(h.Sum(nil))
+	if key == s.aggregation.published {
+		return
+	}
+	s.aggregation.published = key
+	s.cfg.OnRemoteOpenAPI(docs)
 }
 
 // sameBackend reports whether two versions of an APIService reach their
@@ -323,25 +418,9 @@ func portName(svc *corev1.Service, port int32) string {
 // discover reads an extension server's discovery of one group version, as
 // the server itself (system:kube-aggregator, as upstream's check does).
 func (s *Server) discover(ctx context.Context, rm *remote, loc *url.URL) (*metav1.APIResourceList, error) {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, loc.String(), nil)
+	body, err := s.fetchRemote(ctx, rm, loc.String())
 	if err != nil {
 		return nil, err
-	}
-	req.Header.Set("Accept", "application/json")
-	rt := transport.NewAuthProxyRoundTripper("system:kube-aggregator", "", []string{"system:masters"}, nil, rm.transport)
-	resp, err := rt.RoundTrip(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode < 200 || resp.StatusCode >= 300 {
-		return nil, fmt.Errorf("bad status from %s: %d", loc, resp.StatusCode)
 	}
 	list := &metav1.APIResourceList{}
 	if err := json.Unmarshal(body, list); err != nil {

@@ -28,6 +28,7 @@ import (
 	"k8s.io/apiserver/pkg/util/webhook"
 
 	"github.com/orca-project/orca/internal/admission"
+	"github.com/orca-project/orca/internal/apiserver/openapi"
 	"github.com/orca-project/orca/internal/audit"
 	"github.com/orca-project/orca/internal/flowcontrol"
 	"github.com/orca-project/orca/internal/registry"
@@ -101,6 +102,9 @@ type Config struct {
 	// FrontProxy, when set, lets the server proxy to extension API
 	// servers as its users' front proxy (API aggregation).
 	FrontProxy *FrontProxy
+	// OnRemoteOpenAPI, when set, is given the OpenAPI documents of the
+	// available extension servers whenever they change.
+	OnRemoteOpenAPI func([]openapi.Remote)
 	// OnCustomResources, when set, is told the established
 	// CustomResourceDefinitions being served whenever they change (the
 	// OpenAPI documents describe them).

@@ -320,6 +320,7 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 		Extra:             extra,
 		OnCustomResources: openAPI.SetCustomResources,
 		FrontProxy:        frontProxy,
+		OnRemoteOpenAPI:   openAPI.SetRemotes,
 		CompactInterval:   opts.CompactInterval,
 		Transformers:      enc.transformers,
 

@@ -47,10 +47,30 @@ func (wd wardle) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, `{"apiVersion":"wardle.example.com/v1alpha1","kind":"FlunderList","metadata":{"resourceVersion":"1"},"items":[`+
 			`{"apiVersion":"wardle.example.com/v1alpha1","kind":"Flunder","metadata":{"name":"first","namespace":%q,"annotations":{"seen-by":%q,"groups":%q}}}]}`,
 			wd.ns, user, strings.Join(r.Header.Values("X-Remote-Group"), ","))
+	case r.URL.Path == "/openapi/v2":
+		fmt.Fprintf(w, `{"swagger":"2.0","info":{"title":"wardle","version":"v1alpha1"},`+
+			`"paths":{"/apis/wardle.example.com/v1alpha1/namespaces/{namespace}/flunders":{"get":{"responses":{"200":{"description":"OK","schema":{"$ref":"#/definitions/%s"}}}}}},`+
+			`"definitions":{%q:%s}}`, flunderModel, flunderModel, flunderSchema)
+	case r.URL.Path == "/openapi/v3":
+		fmt.Fprint(w, `{"paths":{"apis/wardle.example.com/v1alpha1":{"serverRelativeURL":"/openapi/v3/apis/wardle.example.com/v1alpha1?hash=1"}}}`)
+	case r.URL.Path == "/openapi/v3/apis/wardle.example.com/v1alpha1":
+		fmt.Fprintf(w, `{"openapi":"3.0.0","info":{"title":"wardle","version":"v1alpha1"},`+
+			`"paths":{"/apis/wardle.example.com/v1alpha1/namespaces/{namespace}/flunders":{"get":{"x-kubernetes-group-version-kind":{"group":"wardle.example.com","kind":"Flunder","version":"v1alpha1"},`+
+			`"responses":{"200":{"description":"OK","content":{"application/json":{"schema":{"$ref":"#/components/schemas/%s"}}}}}}}},`+
+			`"components":{"schemas":{%q:%s}}}`, flunderModel, flunderModel, flunderSchema)
 	default:
 		http.Error(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404}`, http.StatusNotFound)
 	}
 }
+
+// The wardle server's one model, in its OpenAPI documents.
+const (
+	flunderModel  = "com.example.wardle.v1alpha1.Flunder"
+	flunderSchema = `{"type":"object","description":"A flunder is a thing.",` +
+		`"properties":{"apiVersion":{"type":"string"},"kind":{"type":"string"},"metadata":{"type":"object"},` +
+		`"spec":{"type":"object","properties":{"reference":{"type":"string","description":"What the flunder refers to."}}}},` +
+		`"x-kubernetes-group-version-kind":[{"group":"wardle.example.com","kind":"Flunder","version":"v1alpha1"}]}`
+)
 
 // TestAPIAggregation registers an extension API server behind a Service
 // with an APIService, and uses it as users do: discovery and kubectl get
@@ -131,6 +151,18 @@ spec:
 	}
 	if out := mustKubectl(t, "", "get", "--raw", "/apis/wardle.example.com"); !strings.Contains(out, `"preferredVersion":{"groupVersion":"wardle.example.com/v1alpha1"`) {
 		t.Errorf("/apis/wardle.example.com: %s", out)
+	}
+	// The extension server's OpenAPI joins the server's: kubectl explain
+	// reads the v3 document, and the v2 one has the model too.
+	eventually(t, 15*time.Second, func() error {
+		res := runKubectl(t, "", "explain", "flunders.spec.reference")
+		if res.Code != 0 || !strings.Contains(res.Stdout, "What the flunder refers to.") {
+			return fmt.Errorf("kubectl explain: exit %d\n%s%s", res.Code, res.Stdout, res.Stderr)
+		}
+		return nil
+	})
+	if out := mustKubectl(t, "", "get", "--raw", "/openapi/v2"); !strings.Contains(out, flunderModel) {
+		t.Error("/openapi/v2 lacks the extension server's model")
 	}
 
 	// Without endpoints the APIService is unavailable and its requests

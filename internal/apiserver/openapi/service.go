@@ -93,9 +93,11 @@ type Service struct {
 	v3     *v3Documents
 	v3Err  error
 
-	// custom describes the CustomResourceDefinitions served; nil when
-	// there are none.
-	custom atomic.Pointer[customDocs]
+	// custom describes the CustomResourceDefinitions and extension
+	// servers served; nil when there are none. customMu orders its
+	// replacements.
+	custom   atomic.Pointer[customDocs]
+	customMu sync.Mutex
 }
 
 type v3Documents struct {
@@ -251,6 +253,11 @@ func (docs *v3Documents) add(key string, doc *spec3.OpenAPI) error {
 	if err != nil {
 		return fmt.Errorf("serializing OpenAPI v3 document %s: %w", key, err)
 	}
+	return docs.addJSON(key, data)
+}
+
+// addJSON stores a group version's document given as JSON.
+func (docs *v3Documents) addJSON(key string, data []byte) error {
 	d, err := newDocument(data, handler3.ToV3ProtoBinary)
 	if err != nil {
 		return fmt.Errorf("storing OpenAPI v3 document %s: %w", key, err)
