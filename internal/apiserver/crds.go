@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
@@ -74,6 +75,9 @@ func (s *Server) runCRDs(ctx context.Context, st *crdState) {
 type crdState struct {
 	// served maps each served CRD to the fingerprint of what it serves.
 	served map[string]string
+	// terminating says, by CRD, whether it is being deleted; its
+	// resources ask at each create.
+	terminating map[string]*atomic.Bool
 	// published identifies the CRDs last given to OnCustomResources.
 	published string
 }
@@ -82,7 +86,7 @@ type crdState struct {
 // waits for their caches, so that a ready server serves them; it returns
 // the state runCRDs goes on from.
 func (s *Server) startCRDs(ctx context.Context) *crdState {
-	st := &crdState{served: map[string]string{}}
+	st := &crdState{served: map[string]string{}, terminating: map[string]*atomic.Bool{}}
 	res := s.resources[crdGVR]
 	if res == nil || res.cache == nil {
 		return st
@@ -109,7 +113,7 @@ func (s *Server) syncCRDs(ctx context.Context, res *resource, st *crdState) (aga
 	present := map[string]bool{}
 	for _, crd := range crds {
 		present[crd.Name] = true
-		settled, err := s.syncCRD(ctx, res, crd, crds, st.served)
+		settled, err := s.syncCRD(ctx, res, crd, crds, st)
 		if err != nil {
 			s.log.Warn("custom resource definition", "name", crd.Name, "err", err)
 		}
@@ -121,6 +125,7 @@ func (s *Server) syncCRDs(ctx context.Context, res *resource, st *crdState) (aga
 		if !present[name] {
 			if err := s.SetServed(name, nil); err == nil {
 				delete(st.served, name)
+				delete(st.terminating, name)
 			}
 		}
 	}
@@ -154,7 +159,7 @@ func (s *Server) publishCRDs(crds []*apiextensionsv1.CustomResourceDefinition, s
 
 // syncCRD takes one CRD one step further; settled is false while it
 // waits on something only time brings (its objects going away).
-func (s *Server) syncCRD(ctx context.Context, res *resource, crd *apiextensionsv1.CustomResourceDefinition, all []*apiextensionsv1.CustomResourceDefinition, served map[string]string) (settled bool, err error) {
+func (s *Server) syncCRD(ctx context.Context, res *resource, crd *apiextensionsv1.CustomResourceDefinition, all []*apiextensionsv1.CustomResourceDefinition, st *crdState) (settled bool, err error) {
 	names, accepted, established := apiextensions.NamesAndConditions(crd, all)
 	if !apiequality.Semantic.DeepEqual(names, crd.Status.AcceptedNames) ||
 		!conditionIs(crd, accepted) || !conditionIs(crd, established) {
@@ -172,7 +177,7 @@ func (s *Server) syncCRD(ctx context.Context, res *resource, crd *apiextensionsv
 			apihelpers.SetCRDCondition(c, apiextensions.Established())
 		})
 	}
-	if err := s.serveCRD(crd, terminating, served); err != nil {
+	if err := s.serveCRD(crd, terminating, st); err != nil {
 		return true, err
 	}
 	if crd.DeletionTimestamp == nil || !apihelpers.CRDHasFinalizer(crd, apiextensionsv1.CustomResourceCleanupFinalizer) {
@@ -188,18 +193,24 @@ func conditionIs(crd *apiextensionsv1.CustomResourceDefinition, cond apiextensio
 
 // serveCRD serves crd's versions as it now declares them, rebuilding its
 // resources only when what they depend on changed.
-func (s *Server) serveCRD(crd *apiextensionsv1.CustomResourceDefinition, terminating bool, served map[string]string) error {
+func (s *Server) serveCRD(crd *apiextensionsv1.CustomResourceDefinition, terminating bool, st *crdState) error {
 	if !apiextensions.Serving(crd) {
-		if _, ok := served[crd.Name]; ok {
+		if _, ok := st.served[crd.Name]; ok {
 			if err := s.SetServed(crd.Name, nil); err != nil {
 				return err
 			}
-			delete(served, crd.Name)
+			delete(st.served, crd.Name)
 		}
 		return nil
 	}
-	fp := fingerprint(crd, terminating)
-	if served[crd.Name] == fp {
+	flag := st.terminating[crd.Name]
+	if flag == nil {
+		flag = &atomic.Bool{}
+		st.terminating[crd.Name] = flag
+	}
+	flag.Store(terminating)
+	fp := fingerprint(crd)
+	if st.served[crd.Name] == fp {
 		return nil
 	}
 	convert, err := s.converterFor(crd)
@@ -211,18 +222,18 @@ func (s *Server) serveCRD(crd *apiextensionsv1.CustomResourceDefinition, termina
 		return fmt.Errorf("build resources: %w", err)
 	}
 	for _, r := range rs {
-		r.Terminating = terminating
+		r.Terminating = flag.Load
 	}
 	if err := s.SetServed(crd.Name, rs); err != nil {
 		return err
 	}
-	served[crd.Name] = fp
+	st.served[crd.Name] = fp
 	return nil
 }
 
 // fingerprint identifies what a CRD's served resources are built from.
-func fingerprint(crd *apiextensionsv1.CustomResourceDefinition, terminating bool) string {
-	return fmt.Sprintf("%s/%t/%v/%v", crd.UID, terminating, crd.Spec.String(), crd.Status.AcceptedNames.String())
+func fingerprint(crd *apiextensionsv1.CustomResourceDefinition) string {
+	return fmt.Sprintf("%s/%v/%v", crd.UID, crd.Spec.String(), crd.Status.AcceptedNames.String())
 }
 
 // finalizeCRD deletes a terminating CRD's objects, as upstream's

@@ -270,6 +270,9 @@ func (s *Server) list(ctx context.Context, res *resource, o *listOptions) ([]run
 			want = cur
 		}
 		if err := res.cache.WaitFresh(ctx, want, freshTimeout); err != nil {
+			if errors.Is(err, cache.ErrStopped) {
+				return nil, 0, "", nil, errNotFoundPath()
+			}
 			if errors.Is(err, cache.ErrNotFresh) && o.rv == "" {
 				return fromEtcd(0, "")
 			}

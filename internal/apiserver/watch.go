@@ -76,6 +76,11 @@ func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request, res *resour
 			want = cur
 		}
 		if err := res.cache.WaitFresh(ctx, want, freshTimeout); err != nil {
+			if errors.Is(err, cache.ErrStopped) {
+				// The resource stopped being served meanwhile.
+				s.writeError(w, r, errNotFoundPath())
+				return
+			}
 			s.writeError(w, r, apierrors.NewTimeoutError(fmt.Sprintf("Too large resource version: %d, current: %d", want, res.cache.Revision()), 1))
 			return
 		}

@@ -90,7 +90,7 @@ func (s *Server) writeObject(w http.ResponseWriter, r *http.Request, code int, o
 // create runs the create path: system metadata, defaults, validation,
 // admission, storage.
 func (s *Server) create(ctx context.Context, res *resource, ns string, obj runtime.Object, dryRun bool) (runtime.Object, error) {
-	if res.Terminating {
+	if res.Terminating != nil && res.Terminating() {
 		err := apierrors.NewMethodNotSupported(res.GroupResource(), "create")
 		err.ErrStatus.Message = "create not allowed while custom resource definition is terminating"
 		return nil, err

@@ -146,9 +146,11 @@ type Resource struct {
 	// type's that client-go does not know (CustomResourceDefinitions).
 	// client-go's schemas are used otherwise.
 	TypeConverter managedfields.TypeConverter
-	// Terminating marks a custom resource whose CRD is being deleted:
-	// creates are refused while its objects are removed.
-	Terminating bool
+	// Terminating, when set, reports whether a custom resource's CRD is
+	// being deleted: creates are then refused while its objects are
+	// removed. It is asked at each create, so that the resource serves on,
+	// watches and all, while its CRD terminates.
+	Terminating func() bool
 	// PrepareForDelete, when set, changes an object as a delete marks it,
 	// before its finalizers are looked at (a CRD gets the finalizer that
 	// removes its objects first).

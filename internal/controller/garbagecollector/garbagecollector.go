@@ -209,7 +209,9 @@ func (c *Controller) next(ctx context.Context) bool {
 	}
 	defer c.queue.Done(uid)
 	if err := c.sync(ctx, uid); err != nil {
-		c.log.Warn("garbage collection failed; retrying", "uid", uid, "err", err)
+		if !errors.Is(err, errOwnerUnobserved) {
+			c.log.Warn("garbage collection failed; retrying", "uid", uid, "err", err)
+		}
 		c.queue.AddRateLimited(uid)
 		return true
 	}
@@ -252,7 +254,7 @@ func (c *Controller) collect(ctx context.Context, n *node) error {
 	}
 	act, _ := decide(n.owners, states, c.graph.dependentsOf(n.uid))
 	if act == keep {
-		return nil
+		return c.unobserved(n)
 	}
 	// Decide again on a live read of the object itself: its owners may
 	// have changed since the cache saw it.
@@ -281,6 +283,27 @@ func (c *Controller) collect(ctx context.Context, n *node) error {
 		return c.delete(ctx, latest, metav1.DeletePropagationForeground)
 	case deleteObject:
 		return c.delete(ctx, latest, propagation(latest))
+	}
+	return nil
+}
+
+// errOwnerUnobserved says a dependent is kept for an owner that a live
+// read found but no watch has shown yet (its resource is new to the
+// collector, or the watch lags): it is looked at again, with backoff,
+// until the graph knows the owner, as upstream requeues such a dependent,
+// so that an owner deleted before any watch saw it still frees its
+// dependents.
+var errOwnerUnobserved = errors.New("an owner has not been observed by a watch yet")
+
+func (c *Controller) unobserved(n *node) error {
+	for _, r := range n.owners {
+		if _, ok := c.graph.get(r.UID); ok {
+			continue
+		}
+		if _, gone := c.absent.Get(r.UID); gone {
+			continue
+		}
+		return errOwnerUnobserved
 	}
 	return nil
 }

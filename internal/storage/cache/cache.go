@@ -27,6 +27,10 @@ import (
 // holds events for; clients must relist (HTTP 410 Gone).
 var ErrTooOld = errors.New("cache: resource version too old")
 
+// ErrStopped is returned by a cache that no longer runs: its resource is
+// no longer served (a custom resource whose CRD changed or went).
+var ErrStopped = errors.New("cache: stopped")
+
 // ErrNotFresh is returned when the cache could not catch up with etcd in
 // time; callers fall back to reading etcd.
 var ErrNotFresh = errors.New("cache: not fresh enough")
@@ -103,6 +107,8 @@ type Cache struct {
 	// fresh is closed and replaced whenever rev advances.
 	fresh chan struct{}
 	ready chan struct{}
+	// stopped is closed when Run returns.
+	stopped chan struct{}
 
 	watchCtx context.Context
 }
@@ -122,6 +128,7 @@ func New(cfg Config) *Cache {
 		watchers: map[*Watcher]struct{}{},
 		fresh:    make(chan struct{}),
 		ready:    make(chan struct{}),
+		stopped:  make(chan struct{}),
 	}
 }
 
@@ -151,6 +158,7 @@ func (c *Cache) Run(ctx context.Context) {
 		c.stopLocked(w)
 	}
 	c.mu.Unlock()
+	close(c.stopped)
 }
 
 func sleep(ctx context.Context, d time.Duration) {
@@ -358,7 +366,8 @@ func (c *Cache) Revision() int64 {
 
 // WaitFresh blocks until the cache has seen revision rev, asking etcd for
 // a progress notification so that an idle resource catches up at once. It
-// gives up with ErrNotFresh after timeout.
+// gives up with ErrNotFresh after timeout, and with ErrStopped at once
+// once the cache no longer runs.
 func (c *Cache) WaitFresh(ctx context.Context, rev int64, timeout time.Duration) error {
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
@@ -378,6 +387,8 @@ func (c *Cache) WaitFresh(ctx context.Context, rev int64, timeout time.Duration)
 		}
 		select {
 		case <-fresh:
+		case <-c.stopped:
+			return ErrStopped
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-deadline.C:
