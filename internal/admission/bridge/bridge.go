@@ -12,9 +12,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	upstream "k8s.io/apiserver/pkg/admission"
+	auditinternal "k8s.io/apiserver/pkg/apis/audit"
 	"k8s.io/apiserver/pkg/warning"
 
 	"github.com/orca-project/orca/internal/admission"
+	"github.com/orca-project/orca/internal/audit"
 )
 
 // Handler is the part of an upstream plugin that says which operations
@@ -44,7 +46,31 @@ func Adapt(ctx context.Context, a *admission.Attributes) (context.Context, upstr
 	var obj, old runtime.Object = a.Object, a.OldObject
 	attrs := upstream.NewAttributesRecord(obj, old, a.Kind, a.Namespace, a.Name, a.Resource, a.Subresource,
 		upstream.Operation(a.Operation), options(a), a.DryRun, a.User)
-	return warning.WithWarningRecorder(ctx, recorder{ctx}), attrs
+	return warning.WithWarningRecorder(ctx, recorder{ctx}), annotated{attrs, ctx}
+}
+
+// annotated passes the audit annotations upstream's plugins add (a
+// webhook's, a policy's, which mutations ran) to the request's audit
+// event.
+type annotated struct {
+	upstream.Attributes
+	ctx context.Context
+}
+
+func (a annotated) AddAnnotation(key, value string) error {
+	if err := a.Attributes.AddAnnotation(key, value); err != nil {
+		return err
+	}
+	audit.AddAnnotation(a.ctx, key, value)
+	return nil
+}
+
+func (a annotated) AddAnnotationWithLevel(key, value string, level auditinternal.Level) error {
+	if err := a.Attributes.AddAnnotationWithLevel(key, value, level); err != nil {
+		return err
+	}
+	audit.AddAnnotation(a.ctx, key, value)
+	return nil
 }
 
 // options are the operation's options, as a webhook's review shows them.
