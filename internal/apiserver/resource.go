@@ -280,7 +280,8 @@ func unstructuredToStored(r *registry.Resource) func(runtime.Object) (runtime.Ob
 
 // unstructuredFromStored completes a custom resource's object read back
 // from etcd: converted to the served version, pruned of what its schema
-// does not know and defaulted, as upstream reads them.
+// does not know and defaulted, as upstream reads them (by OnRead when
+// the resource has one, else by Coerce and Default).
 func unstructuredFromStored(r *registry.Resource) func(runtime.Object) (runtime.Object, error) {
 	return func(obj runtime.Object) (runtime.Object, error) {
 		if r.Convert != nil && obj.GetObjectKind().GroupVersionKind().Version != r.Version {
@@ -289,13 +290,18 @@ func unstructuredFromStored(r *registry.Resource) func(runtime.Object) (runtime.
 				return nil, err
 			}
 		}
-		if r.Coerce != nil {
+		switch {
+		case r.OnRead != nil:
+			r.OnRead(obj)
+		case r.Coerce != nil:
 			if _, err := r.Coerce(obj); err != nil {
 				return nil, err
 			}
-		}
-		if r.Default != nil {
-			r.Default(obj)
+			fallthrough
+		default:
+			if r.Default != nil {
+				r.Default(obj)
+			}
 		}
 		return obj, nil
 	}

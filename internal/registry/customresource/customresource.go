@@ -205,6 +205,7 @@ func resourceFor(crd *apiextensionsv1.CustomResourceDefinition, in *apiextension
 		r.Default = func(obj runtime.Object) {
 			structuraldefaulting.Default(obj.(*unstructured.Unstructured).Object, s)
 		}
+		r.OnRead = reader(s, crd.Spec.PreserveUnknownFields)
 	}
 	r.Validate = func(obj runtime.Object) field.ErrorList { return strategy.Validate(ctx, obj) }
 	r.ValidateUpdate = func(obj, old runtime.Object) field.ErrorList { return strategy.ValidateUpdate(ctx, obj, old) }
@@ -296,6 +297,22 @@ func coercer(gk schema.GroupKind, s *structuralschema.Structural, preserveUnknow
 			}
 		}
 		return unknown, nil
+	}
+}
+
+// reader completes an object read back from storage: what the schema no
+// longer knows pruned, non-nullable nulls dropped, defaults applied, as
+// upstream's storage decoder does. Its metadata is not coerced again: the
+// server validated it on the way in, and the round trip through
+// ObjectMeta is the costliest part of a read.
+func reader(s *structuralschema.Structural, preserveUnknown bool) func(runtime.Object) {
+	return func(obj runtime.Object) {
+		u := obj.(*unstructured.Unstructured).Object
+		if !preserveUnknown {
+			structuralpruning.Prune(u, s, true)
+			structuraldefaulting.PruneNonNullableNullsWithoutDefaults(u, s)
+		}
+		structuraldefaulting.Default(u, s)
 	}
 }
 
