@@ -1,13 +1,13 @@
 package apiextensions
 
 import (
-	"errors"
 	"fmt"
 	"reflect"
 	"slices"
 
 	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/sets"
 )
 
@@ -55,7 +55,7 @@ func NamesAndConditions(crd *apiextensionsv1.CustomResourceDefinition, all []*ap
 			}
 		}
 		if len(errs) > 0 {
-			conflict("ShortNamesConflict", aggregate(errs))
+			conflict("ShortNamesConflict", utilerrors.NewAggregate(errs))
 		} else {
 			next.ShortNames = want.ShortNames
 		}
@@ -97,21 +97,6 @@ func acceptable(want, have string, used sets.Set[string]) error {
 		return nil
 	}
 	return fmt.Errorf("%q is already in use", want)
-}
-
-// aggregate joins errors as upstream's utilerrors aggregate prints them.
-func aggregate(errs []error) error {
-	if len(errs) == 1 {
-		return errs[0]
-	}
-	msg := "["
-	for i, e := range errs {
-		if i > 0 {
-			msg += ", "
-		}
-		msg += e.Error()
-	}
-	return errors.New(msg + "]")
 }
 
 // Established is the condition upstream's establishing controller sets
