@@ -22,14 +22,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/httpstream"
 	"k8s.io/apimachinery/pkg/util/proxy"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/client-go/transport"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 
 	"github.com/orca-project/orca/internal/apiserver/openapi"
 	"github.com/orca-project/orca/internal/registry/apiregistration"
-	"github.com/orca-project/orca/internal/storage/cache"
 )
 
 // FrontProxy is how the server speaks for its users to extension API
@@ -164,16 +162,7 @@ func (s *Server) runAPIServices(ctx context.Context) {
 		if watched == nil || watched.cache == nil {
 			continue
 		}
-		go wait.UntilWithContext(ctx, func(ctx context.Context) {
-			w, err := watched.cache.Watch(cache.WatchOptions{})
-			if err != nil {
-				return
-			}
-			defer watched.cache.Stop(w)
-			for range w.Events() {
-				s.kickAggregation()
-			}
-		}, 100*time.Millisecond)
+		go onChange(ctx, watched, s.kickAggregation)
 	}
 	tick := time.NewTicker(availabilityInterval)
 	defer tick.Stop()

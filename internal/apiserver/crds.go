@@ -43,19 +43,12 @@ func (s *Server) runCRDs(ctx context.Context, st *crdState) {
 		return
 	}
 	kick := make(chan struct{}, 1)
-	go wait.UntilWithContext(ctx, func(ctx context.Context) {
-		w, err := res.cache.Watch(cache.WatchOptions{})
-		if err != nil {
-			return
+	go onChange(ctx, res, func() {
+		select {
+		case kick <- struct{}{}:
+		default:
 		}
-		defer res.cache.Stop(w)
-		for range w.Events() {
-			select {
-			case kick <- struct{}{}:
-			default:
-			}
-		}
-	}, 100*time.Millisecond)
+	})
 	retry := time.NewTimer(time.Hour)
 	defer retry.Stop()
 	for {
@@ -80,6 +73,21 @@ type crdState struct {
 	terminating map[string]*atomic.Bool
 	// published identifies the CRDs last given to OnCustomResources.
 	published string
+}
+
+// onChange calls kick for every event of res's watch cache until ctx
+// ends, watching again whenever the watch is cut.
+func onChange(ctx context.Context, res *resource, kick func()) {
+	wait.UntilWithContext(ctx, func(ctx context.Context) {
+		w, err := res.cache.Watch(cache.WatchOptions{})
+		if err != nil {
+			return
+		}
+		defer res.cache.Stop(w)
+		for range w.Events() {
+			kick()
+		}
+	}, 100*time.Millisecond)
 }
 
 // startCRDs serves the CRDs that are stored when the server starts and
