@@ -196,13 +196,26 @@ func (s *Server) kickAggregation() {
 	}
 }
 
-func (s *Server) syncAPIServices(ctx context.Context, res *resource) {
+// registerLocalAPIServices makes one pass over the local APIServices
+// before the server reports ready.
+func (s *Server) registerLocalAPIServices(ctx context.Context) {
+	if res := s.resources[apiServicesGVR]; res != nil && res.cache != nil {
+		s.syncLocalAPIServices(ctx, res, cachedAPIServices(res))
+	}
+}
+
+func cachedAPIServices(res *resource) map[string]*apiregistrationv1.APIService {
 	items, _ := res.cache.List("", nil)
 	existing := map[string]*apiregistrationv1.APIService{}
 	for _, o := range items {
 		svc := o.(*apiregistrationv1.APIService)
 		existing[svc.Name] = svc
 	}
+	return existing
+}
+
+func (s *Server) syncAPIServices(ctx context.Context, res *resource) {
+	existing := cachedAPIServices(res)
 	s.syncLocalAPIServices(ctx, res, existing)
 	old := s.remotes()
 	next := map[schema.GroupVersion]*remote{}

@@ -267,6 +267,10 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	// Custom resources are served from the start, as built-in ones.
 	crds := s.startCRDs(ctx)
+	// Ready waits for the built-in APIServices to be registered, as
+	// upstream's readyz waits for autoregister-completion: a client that
+	// saw the server ready sees no writes it did not make.
+	s.registerLocalAPIServices(ctx)
 	go s.runCRDs(ctx, crds)
 	go s.runAPIServices(ctx)
 	s.readyMu.Lock()
