@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/orca-project/orca/internal/controller/csrsigning"
+	"github.com/orca-project/orca/internal/controller/nodelifecycle"
 	"github.com/orca-project/orca/internal/controller/rootcacertpublisher"
 	"github.com/orca-project/orca/internal/controllermanager"
 	"github.com/orca-project/orca/internal/server"
@@ -27,6 +28,8 @@ func newControllerManagerCommand() *cobra.Command {
 		clusterCIDR, lbPool           string
 		signingCert, signingKey       string
 		signingDuration               time.Duration
+		lifecycle                     nodelifecycle.Config
+		gcThreshold                   int
 	)
 	cmd := &cobra.Command{
 		Use:   "controller-manager",
@@ -70,7 +73,8 @@ func newControllerManagerCommand() *cobra.Command {
 				}
 				controllers = append(controllers, server.CSRSigning(pair.Leaf, key, signingDuration))
 			}
-			controllers = append(controllers, server.NodeIPAM(clusterCIDR), server.ServiceLB(lbPool))
+			controllers = append(controllers, server.NodeIPAM(clusterCIDR), server.ServiceLB(lbPool),
+				server.NodeLifecycle(lifecycle), server.PodGC(podGCThreshold(gcThreshold)))
 			m, err := controllermanager.New(controllermanager.Config{REST: cfg, Log: log, Metrics: reg, Controllers: controllers, UseServiceAccountCredentials: useSACreds})
 			if err != nil {
 				return err
@@ -81,6 +85,8 @@ func newControllerManagerCommand() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig naming the API server and the credentials to use")
 	f.StringVar(&clusterCIDR, "cluster-cidr", server.DefaultClusterCIDR, "IPv4 range node pod CIDRs (a /24 each) are assigned from")
+	lifecycle.AddFlags(f)
+	f.IntVar(&gcThreshold, "terminated-pod-gc-threshold", server.DefaultTerminatedPodGCThreshold, "finished pods kept before the oldest are deleted (0 keeps all)")
 	f.StringVar(&lbPool, "loadbalancer-pool", "", "addresses for LoadBalancer services, one each (CIDR or FIRST-LAST); the Ready nodes' InternalIPs when empty")
 	f.StringVar(&signingCert, "cluster-signing-cert-file", "", "PEM CA certificate the csrsigning controller issues certificates with (the API server's tls/ca.crt)")
 	f.StringVar(&signingKey, "cluster-signing-key-file", "", "PEM private key of --cluster-signing-cert-file (the API server's tls/ca.key)")
@@ -92,6 +98,15 @@ func newControllerManagerCommand() *cobra.Command {
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	_ = cmd.MarkFlagRequired("kubeconfig")
 	return cmd
+}
+
+// podGCThreshold maps upstream's flag (0 keeps every finished pod) to
+// server.PodGC's argument (0 is the default there).
+func podGCThreshold(flag int) int {
+	if flag <= 0 {
+		return -1
+	}
+	return flag
 }
 
 // clusterCA is the CA the kubeconfig trusts, which the root CA publisher

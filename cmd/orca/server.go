@@ -31,6 +31,7 @@ func newServerCommand() *cobra.Command {
 			opts.Log = newLogger(logLevel)
 			opts.ClusterDomain = node.opts.ClusterDomain
 			opts.Out = cmd.OutOrStdout()
+			opts.TerminatedPodGCThreshold = podGCThreshold(opts.TerminatedPodGCThreshold)
 			if !disableAgent {
 				a, err := node.complete()
 				if err != nil {
@@ -70,6 +71,8 @@ func newServerCommand() *cobra.Command {
 	f.StringVar(&opts.ServiceAccountIssuer, "service-account-issuer", "", "issuer (\"iss\") of service-account tokens; https://kubernetes.default.svc.cluster.local when empty")
 	f.IntVar(&opts.ClusterDNSPort, "cluster-dns-port", server.DefaultClusterDNSPort, "port (UDP and TCP, on --bind-address) of the cluster DNS server behind the kube-dns service; -1 turns it off")
 	f.StringSliceVar(&opts.DNSUpstreams, "dns-upstream", nil, "resolvers (host[:port]) that names outside the cluster domain are forwarded to; without any they get SERVFAIL")
+	opts.NodeLifecycle.AddFlags(f)
+	f.IntVar(&opts.TerminatedPodGCThreshold, "terminated-pod-gc-threshold", server.DefaultTerminatedPodGCThreshold, "finished pods kept before the oldest are deleted (0 keeps all)")
 	f.StringVar(&opts.LoadBalancerPool, "loadbalancer-pool", "", "addresses for LoadBalancer services, one each (CIDR or FIRST-LAST); the Ready nodes' InternalIPs when empty")
 	f.StringSliceVar(&opts.AuthorizationModes, "authorization-mode", server.DefaultAuthorizationModes, "ordered authorizers: AlwaysAllow, AlwaysDeny, Node, RBAC (members of system:masters are always allowed)")
 	f.BoolVar(&opts.AnonymousAuth, "anonymous-auth", true, "serve requests without credentials as system:anonymous (authorization then allows only health and version)")

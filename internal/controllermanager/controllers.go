@@ -18,6 +18,7 @@ import (
 	"github.com/orca-project/orca/internal/controller/serviceaccount"
 	"github.com/orca-project/orca/internal/controller/servicecidrs"
 	"github.com/orca-project/orca/internal/controller/statefulset"
+	"github.com/orca-project/orca/internal/controller/tainteviction"
 	"github.com/orca-project/orca/internal/controller/ttlafterfinished"
 	"github.com/orca-project/orca/internal/controller/validatingadmissionpolicystatus"
 )
@@ -69,6 +70,9 @@ func DefaultControllers() []Descriptor {
 		}},
 		{Name: "resourcequota", Workers: 5, New: func(c *Context) (Controller, error) {
 			return resourcequota.New(c.Client, c.Informers), nil
+		}},
+		{Name: "taint-eviction-controller", Workers: 8, New: func(c *Context) (Controller, error) {
+			return tainteviction.New(c.Client, c.Informers, c.QueueMetrics, c.Log)
 		}},
 		{Name: "statefulset", Workers: 5, New: func(c *Context) (Controller, error) {
 			return statefulset.New(c.Client, c.Informers, c.QueueMetrics, c.Log)

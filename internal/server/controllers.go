@@ -12,6 +12,8 @@ import (
 	"github.com/orca-project/orca/internal/auth/pki"
 	"github.com/orca-project/orca/internal/controller/csrsigning"
 	"github.com/orca-project/orca/internal/controller/nodeipam"
+	"github.com/orca-project/orca/internal/controller/nodelifecycle"
+	"github.com/orca-project/orca/internal/controller/podgc"
 	"github.com/orca-project/orca/internal/controller/rootcacertpublisher"
 	"github.com/orca-project/orca/internal/controllermanager"
 )
@@ -27,7 +29,8 @@ func controllerManager(opts Options, tlsDir string, ca *pki.Pair, port int, reg 
 	}
 	return controllermanager.New(controllermanager.Config{
 		REST: cfg, Log: opts.Log, Metrics: reg, UseServiceAccountCredentials: true,
-		Controllers: append(controllermanager.DefaultControllers(), rootCAPublisher(ca.CertPEM), CSRSigning(ca.Cert, ca.Key, 0), NodeIPAM(opts.ClusterCIDR), ServiceLB(opts.LoadBalancerPool)),
+		Controllers: append(controllermanager.DefaultControllers(), rootCAPublisher(ca.CertPEM), CSRSigning(ca.Cert, ca.Key, 0), NodeIPAM(opts.ClusterCIDR), ServiceLB(opts.LoadBalancerPool),
+			NodeLifecycle(opts.NodeLifecycle), PodGC(opts.TerminatedPodGCThreshold)),
 	})
 }
 
@@ -57,6 +60,32 @@ func NodeIPAM(clusterCIDR string) controllermanager.Descriptor {
 	}
 	return controllermanager.Descriptor{Name: "nodeipam", Workers: 1, New: func(c *controllermanager.Context) (controllermanager.Controller, error) {
 		return nodeipam.New(c.Client, c.Informers, clusterCIDR, 24, c.QueueMetrics, c.Log)
+	}}
+}
+
+// NodeLifecycle watches node heartbeats and taints silent nodes; it is
+// registered here because its settings are flags.
+func NodeLifecycle(cfg nodelifecycle.Config) controllermanager.Descriptor {
+	return controllermanager.Descriptor{Name: "node-lifecycle", Workers: 1, New: func(c *controllermanager.Context) (controllermanager.Controller, error) {
+		return nodelifecycle.New(c.Client, c.Informers, cfg, c.QueueMetrics, c.Log)
+	}}
+}
+
+// DefaultTerminatedPodGCThreshold is upstream's --terminated-pod-gc-threshold.
+const DefaultTerminatedPodGCThreshold = 12500
+
+// PodGC removes orphaned, unscheduled terminating and surplus finished
+// pods, keeping threshold finished ones (the default when 0, all when
+// negative).
+func PodGC(threshold int) controllermanager.Descriptor {
+	if threshold == 0 {
+		threshold = DefaultTerminatedPodGCThreshold
+	}
+	if threshold < 0 {
+		threshold = 0
+	}
+	return controllermanager.Descriptor{Name: "pod-garbage-collector", Workers: 1, New: func(c *controllermanager.Context) (controllermanager.Controller, error) {
+		return podgc.New(c.Client, c.Informers, threshold, c.QueueMetrics, c.Log)
 	}}
 }
 

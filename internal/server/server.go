@@ -31,6 +31,7 @@ import (
 	"github.com/orca-project/orca/internal/apiserver"
 	"github.com/orca-project/orca/internal/audit"
 	"github.com/orca-project/orca/internal/auth/pki"
+	"github.com/orca-project/orca/internal/controller/nodelifecycle"
 	"github.com/orca-project/orca/internal/registry/builtin"
 	"github.com/orca-project/orca/internal/storage"
 	"github.com/orca-project/orca/internal/storage/embedded"
@@ -109,6 +110,12 @@ type Options struct {
 	// LoadBalancerPool (CIDR or FIRST-LAST) gives each LoadBalancer
 	// Service an address of its own; empty uses the Ready nodes' InternalIPs.
 	LoadBalancerPool string
+	// NodeLifecycle holds the node lifecycle controller's settings
+	// (upstream's defaults where zero).
+	NodeLifecycle nodelifecycle.Config
+	// TerminatedPodGCThreshold is how many finished pods the pod garbage
+	// collector leaves (upstream's 12500 when 0; negative leaves all).
+	TerminatedPodGCThreshold int
 	// AuthorizationModes are upstream's --authorization-mode values
 	// (AlwaysAllow, AlwaysDeny, Node, RBAC), asked in order after
 	// system:masters; DefaultAuthorizationModes when empty.

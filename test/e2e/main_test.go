@@ -32,6 +32,7 @@ import (
 
 	"github.com/orca-project/orca/internal/agent"
 	"github.com/orca-project/orca/internal/imagebuild"
+	"github.com/orca-project/orca/internal/controller/nodelifecycle"
 	"github.com/orca-project/orca/internal/images"
 	"github.com/orca-project/orca/internal/kubectl"
 	"github.com/orca-project/orca/internal/kubelet/cri"
@@ -138,6 +139,9 @@ func setup(dir string) int {
 		DataDir: filepath.Join(dir, "server"), BindAddress: "0.0.0.0", Port: 0,
 		AdvertiseAddress: bridgeIP,
 		Log:              slog.New(slog.NewTextHandler(io.Discard, nil)),
+		// Node failures are noticed in seconds rather than upstream's
+		// 50; still twice the agent's 10 s heartbeat.
+		NodeLifecycle: nodelifecycle.Config{MonitorPeriod: time.Second, MonitorGracePeriod: testNodeGrace},
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start server:", err)

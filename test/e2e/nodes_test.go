@@ -34,6 +34,7 @@ const (
 // and containerd.
 type extraNode struct {
 	name, ip, netns, dir string
+	kubeconfig           string
 	proc                 *exec.Cmd
 }
 
@@ -128,27 +129,13 @@ func addNode(i int) (*extraNode, error) {
 		c.Server = "https://" + bridgeIP + ":" + port
 		c.TLSServerName = "localhost"
 	}
-	kubeconfig := filepath.Join(x.dir, "kubeconfig")
-	if err := clientcmd.WriteToFile(*kc, kubeconfig); err != nil {
+	x.kubeconfig = filepath.Join(x.dir, "kubeconfig")
+	if err := clientcmd.WriteToFile(*kc, x.kubeconfig); err != nil {
 		return nil, err
 	}
-	// nsenter changes only the network namespace: `ip netns exec` would also
-	// remount /sys, hiding the cgroup file systems runc needs.
-	cmd := exec.Command("nsenter", "--net=/run/netns/"+x.netns, os.Args[0])
-	cmd.Env = append(os.Environ(), roleEnv+"=agent",
-		"ORCA_TEST_DATA_DIR="+x.dir, "ORCA_TEST_KUBECONFIG="+kubeconfig,
-		"ORCA_TEST_PAUSE="+pauseBin, "ORCA_TEST_KUBELET_PORT=10250",
-		"ORCA_TEST_NODE_NAME="+x.name, "ORCA_TEST_NODE_IP="+x.ip, "ORCA_TEST_POD_CIDR=", "ORCA_TEST_EXTRA_NODE=true")
-	logf, err := os.Create(filepath.Join(x.dir, "agent.log"))
-	if err != nil {
+	if err := x.start(); err != nil {
 		return nil, err
 	}
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start agent of %s: %w", x.name, err)
-	}
-	x.proc = cmd
 	if err := waitReady(x.name, 2*time.Minute); err != nil {
 		b, _ := os.ReadFile(filepath.Join(x.dir, "agent.log"))
 		return nil, fmt.Errorf("%v; agent log:\n%s", err, tail(string(b), 40))
@@ -158,6 +145,39 @@ func addNode(i int) (*extraNode, error) {
 		return nil, fmt.Errorf("import busybox on %s: %w", x.name, err)
 	}
 	return x, nil
+}
+
+// start runs the node's agent inside its network namespace.
+func (x *extraNode) start() error {
+	// nsenter changes only the network namespace: `ip netns exec` would also
+	// remount /sys, hiding the cgroup file systems runc needs.
+	cmd := exec.Command("nsenter", "--net=/run/netns/"+x.netns, os.Args[0])
+	cmd.Env = append(os.Environ(), roleEnv+"=agent",
+		"ORCA_TEST_DATA_DIR="+x.dir, "ORCA_TEST_KUBECONFIG="+x.kubeconfig,
+		"ORCA_TEST_PAUSE="+pauseBin, "ORCA_TEST_KUBELET_PORT=10250",
+		"ORCA_TEST_NODE_NAME="+x.name, "ORCA_TEST_NODE_IP="+x.ip, "ORCA_TEST_POD_CIDR=", "ORCA_TEST_EXTRA_NODE=true")
+	logf, err := os.OpenFile(filepath.Join(x.dir, "agent.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start agent of %s: %w", x.name, err)
+	}
+	x.proc = cmd
+	return nil
+}
+
+// kill ends the node's agent with SIGKILL; its containerd and containers
+// keep running, as on a machine whose agent crashed.
+func (x *extraNode) kill() {
+	if x.proc == nil {
+		return
+	}
+	_ = x.proc.Process.Kill()
+	_ = x.proc.Wait()
+	x.proc = nil
 }
 
 func waitReady(name string, timeout time.Duration) error {
