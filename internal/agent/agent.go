@@ -81,6 +81,9 @@ type Options struct {
 	ClusterDomain            string
 	MaxPods                  int64
 	Reserved                 v1.ResourceList
+	// Eviction holds the hard eviction thresholds (upstream's defaults
+	// when nil): crossing one is node pressure.
+	Eviction *nodestatus.Thresholds
 	// AllowPrivileged lets containers run privileged.
 	AllowPrivileged bool
 	// ServingCert and ClientCA secure the kubelet's HTTPS server; when
@@ -221,6 +224,7 @@ func Run(ctx context.Context, o Options) error {
 		Name: o.NodeName, Labels: nodeLabels(o), Taints: o.Taints,
 		Addresses:   []v1.NodeAddress{{Type: v1.NodeInternalIP, Address: nodeIP}, {Type: v1.NodeHostName, Address: o.NodeName}},
 		KubeletPort: int32(o.KubeletPort), MaxPods: o.MaxPods, Reserved: o.Reserved, PodCIDR: o.PodCIDR,
+		Eviction: o.Eviction,
 	}
 	_, allocatable := nodestatus.Capacity(host, spec)
 	runtimeVersion := ver.RuntimeName + "://" + ver.RuntimeVersion

@@ -34,6 +34,7 @@ import (
 	"github.com/orca-project/orca/internal/imagebuild"
 	"github.com/orca-project/orca/internal/controller/nodelifecycle"
 	"github.com/orca-project/orca/internal/images"
+	"github.com/orca-project/orca/internal/kubelet/nodestatus"
 	"github.com/orca-project/orca/internal/kubectl"
 	"github.com/orca-project/orca/internal/kubelet/cri"
 	"github.com/orca-project/orca/internal/server"
@@ -236,6 +237,10 @@ func runAgentProcess() int {
 		DataDir: os.Getenv("ORCA_TEST_DATA_DIR"), NodeName: os.Getenv("ORCA_TEST_NODE_NAME"), NodeIP: os.Getenv("ORCA_TEST_NODE_IP"),
 		Config: cfg, KubeletPort: port, ClusterDNS: []string{"10.43.0.10"},
 		PodCIDR: os.Getenv("ORCA_TEST_POD_CIDR"), Taints: testTaints(), Bridge: "orcae2e0", PauseBinary: os.Getenv("ORCA_TEST_PAUSE"),
+		// Test machines share their disk with build caches: upstream's 10%
+		// would put every test node under disk pressure, tainted, on a
+		// nearly full machine.
+		Eviction: testEviction,
 		Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})),
 
 		// Privileged containers, as upstream's kubelet always allows them;
@@ -418,6 +423,14 @@ func eventually(t *testing.T, timeout time.Duration, f func() error) {
 // nodeName or toleration) on the main node, so that single-node tests
 // stay single-node whatever ran before them.
 var extraNodeTaint = v1.Taint{Key: "orca.test/extra-node", Value: "true", Effect: v1.TaintEffectNoSchedule}
+
+var testEviction = func() *nodestatus.Thresholds {
+	t, err := nodestatus.ParseThresholds("nodefs.available<1Gi")
+	if err != nil {
+		panic(err)
+	}
+	return &t
+}()
 
 func testTaints() []v1.Taint {
 	if os.Getenv("ORCA_TEST_EXTRA_NODE") == "true" {

@@ -27,7 +27,18 @@ var (
 	api       *apiserver.Server
 	store     *storage.Store
 	setupErr  error
+	dataDir   string
 )
+
+// TestMain removes the etcd data of the process; the fuzzer runs every
+// worker process through it too.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if dataDir != "" {
+		_ = os.RemoveAll(dataDir)
+	}
+	os.Exit(code)
+}
 
 // setup starts one etcd and API server per fuzzing process.
 func setup(t testing.TB) {
@@ -37,6 +48,7 @@ func setup(t testing.TB) {
 			setupErr = err
 			return
 		}
+		dataDir = dir
 		e, err := embedded.Start(context.Background(), embedded.Config{Dir: dir})
 		if err != nil {
 			setupErr = err

@@ -61,15 +61,17 @@ type Spec struct {
 	// system-reserved); eviction thresholds are subtracted too.
 	Reserved v1.ResourceList
 	PodCIDR  string
+	// Eviction holds the hard eviction thresholds (DefaultThresholds
+	// when nil).
+	Eviction *Thresholds
 }
 
-// Eviction thresholds upstream's kubelet uses by default; allocatable is
-// capacity minus reservations minus these, and crossing them is pressure.
-var (
-	evictionMemory       = resource.MustParse("100Mi")
-	evictionDiskFraction = 0.10
-	evictionPIDFraction  = 0.05
-)
+func (s Spec) thresholds() Thresholds {
+	if s.Eviction != nil {
+		return *s.Eviction
+	}
+	return DefaultThresholds()
+}
 
 // Capacity is the node's capacity and allocatable for a machine.
 func Capacity(m Machine, s Spec) (capacity, allocatable v1.ResourceList) {
@@ -88,11 +90,12 @@ func Capacity(m Machine, s Spec) (capacity, allocatable v1.ResourceList) {
 			allocatable[name] = a
 		}
 	}
+	t := s.thresholds()
 	mem := allocatable[v1.ResourceMemory]
-	mem.Sub(evictionMemory)
+	mem.Sub(*resource.NewQuantity(t.Memory.of(m.MemoryBytes), resource.BinarySI))
 	allocatable[v1.ResourceMemory] = mem
 	disk := allocatable[v1.ResourceEphemeralStorage]
-	disk.Sub(*resource.NewQuantity(int64(float64(m.DiskBytes)*evictionDiskFraction), resource.BinarySI))
+	disk.Sub(*resource.NewQuantity(t.Nodefs.of(m.DiskBytes), resource.BinarySI))
 	allocatable[v1.ResourceEphemeralStorage] = disk
 	for name, q := range allocatable {
 		if q.Sign() < 0 {
@@ -104,7 +107,7 @@ func Capacity(m Machine, s Spec) (capacity, allocatable v1.ResourceList) {
 
 // Conditions are the node's conditions for a machine, keeping transition
 // times from old when a status has not changed, and heartbeat now.
-func Conditions(m Machine, old []v1.NodeCondition, now time.Time) []v1.NodeCondition {
+func Conditions(m Machine, t Thresholds, old []v1.NodeCondition, now time.Time) []v1.NodeCondition {
 	type c struct {
 		t                                  v1.NodeConditionType
 		bad                                bool
@@ -118,9 +121,9 @@ func Conditions(m Machine, old []v1.NodeCondition, now time.Time) []v1.NodeCondi
 		readyMsg = m.RuntimeMessage
 	}
 	list := []c{
-		{v1.NodeMemoryPressure, m.MemoryAvailable > 0 && m.MemoryAvailable < evictionMemory.Value(), "KubeletHasSufficientMemory", "kubelet has sufficient memory available", "KubeletHasInsufficientMemory", "kubelet has insufficient memory available"},
-		{v1.NodeDiskPressure, m.DiskBytes > 0 && float64(m.DiskAvailable) < float64(m.DiskBytes)*evictionDiskFraction, "KubeletHasNoDiskPressure", "kubelet has no disk pressure", "KubeletHasDiskPressure", "kubelet has disk pressure"},
-		{v1.NodePIDPressure, m.PIDMax > 0 && float64(m.PIDMax-m.PIDsInUse) < float64(m.PIDMax)*evictionPIDFraction, "KubeletHasSufficientPID", "kubelet has sufficient PID available", "KubeletHasInsufficientPID", "kubelet has insufficient PID available"},
+		{v1.NodeMemoryPressure, m.MemoryAvailable > 0 && m.MemoryAvailable < t.Memory.of(m.MemoryBytes), "KubeletHasSufficientMemory", "kubelet has sufficient memory available", "KubeletHasInsufficientMemory", "kubelet has insufficient memory available"},
+		{v1.NodeDiskPressure, m.DiskBytes > 0 && m.DiskAvailable < t.Nodefs.of(m.DiskBytes), "KubeletHasNoDiskPressure", "kubelet has no disk pressure", "KubeletHasDiskPressure", "kubelet has disk pressure"},
+		{v1.NodePIDPressure, m.PIDMax > 0 && m.PIDMax-m.PIDsInUse < t.PID.of(m.PIDMax), "KubeletHasSufficientPID", "kubelet has sufficient PID available", "KubeletHasInsufficientPID", "kubelet has insufficient PID available"},
 		{v1.NodeReady, !ready, "KubeletReady", "kubelet is posting ready status", "KubeletNotReady", readyMsg},
 	}
 	out := make([]v1.NodeCondition, 0, len(list))
@@ -155,7 +158,7 @@ func Status(m Machine, s Spec, old v1.NodeStatus, now time.Time) v1.NodeStatus {
 	st := v1.NodeStatus{
 		Capacity:        capacity,
 		Allocatable:     allocatable,
-		Conditions:      Conditions(m, old.Conditions, now),
+		Conditions:      Conditions(m, s.thresholds(), old.Conditions, now),
 		Addresses:       s.Addresses,
 		DaemonEndpoints: v1.NodeDaemonEndpoints{KubeletEndpoint: v1.DaemonEndpoint{Port: s.KubeletPort}},
 		NodeInfo: v1.NodeSystemInfo{

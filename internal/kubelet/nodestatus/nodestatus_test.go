@@ -68,7 +68,7 @@ func TestConditions(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			m := healthy()
 			tt.mutate(&m)
-			c := cond(Conditions(m, nil, now), tt.typ)
+			c := cond(Conditions(m, DefaultThresholds(), nil, now), tt.typ)
 			if c.Status != tt.status || c.Reason != tt.reason {
 				t.Errorf("%s: %s %s, want %s %s", tt.typ, c.Status, c.Reason, tt.status, tt.reason)
 			}
@@ -76,7 +76,7 @@ func TestConditions(t *testing.T) {
 	}
 	m := healthy()
 	m.NetworkReady, m.NetworkMessage = false, "NetworkReady=false reason:NetworkPluginNotReady message:cni plugin not initialized"
-	if c := cond(Conditions(m, nil, now), v1.NodeReady); c.Message != "container runtime network not ready: "+m.NetworkMessage {
+	if c := cond(Conditions(m, DefaultThresholds(), nil, now), v1.NodeReady); c.Message != "container runtime network not ready: "+m.NetworkMessage {
 		t.Errorf("not-ready message %q", c.Message)
 	}
 }
