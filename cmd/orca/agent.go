@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/orca-project/orca/internal/agent"
+	"github.com/orca-project/orca/internal/agent/join"
 	"github.com/orca-project/orca/internal/kubelet/nodestatus"
 )
 
@@ -111,10 +112,29 @@ func parseTaint(s string) (v1.Taint, error) {
 	return v1.Taint{}, fmt.Errorf("invalid --node-taint %q: effect must be NoSchedule, PreferNoSchedule or NoExecute", s)
 }
 
+// joinToken is the token given inline or in a file; none is fine for a
+// node that joined before (its credentials are in its data dir).
+func joinToken(token, file string) (string, error) {
+	if token != "" && file != "" {
+		return "", fmt.Errorf("give either --token or --token-file, not both")
+	}
+	if file == "" {
+		return token, nil
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", fmt.Errorf("read --token-file: %w", err)
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
 func newAgentCommand() *cobra.Command {
 	var (
 		flags      agentFlags
 		kubeconfig string
+		serverURL  string
+		token      string
+		tokenFile  string
 		dataDir    string
 		logLevel   string
 	)
@@ -127,14 +147,25 @@ func newAgentCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if kubeconfig == "" {
-				return fmt.Errorf("--kubeconfig is required: the agent needs credentials for the API server")
+			switch {
+			case kubeconfig != "" && serverURL != "":
+				return fmt.Errorf("give either --kubeconfig or --server with a join token, not both")
+			case kubeconfig != "":
+				cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+				if err != nil {
+					return fmt.Errorf("load kubeconfig: %w", err)
+				}
+				o.Config = cfg
+			case serverURL != "":
+				tok, err := joinToken(token, tokenFile)
+				if err != nil {
+					return err
+				}
+				o.Join = &join.Config{Server: serverURL, Token: tok}
+			default:
+				return fmt.Errorf("the agent needs credentials for the API server: --server URL with --token or --token-file (the join token `orca server` printed), or --kubeconfig")
 			}
-			cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-			if err != nil {
-				return fmt.Errorf("load kubeconfig: %w", err)
-			}
-			o.Config, o.DataDir = cfg, dataDir
+			o.DataDir = dataDir
 			o.Log = newLogger(logLevel)
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
@@ -143,7 +174,10 @@ func newAgentCommand() *cobra.Command {
 	}
 	f := cmd.Flags()
 	flags.register(f, true)
-	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig with the node's credentials for the API server")
+	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig with the node's credentials for the API server (instead of joining with a token)")
+	f.StringVar(&serverURL, "server", "", "API server to join, https://HOST:6443")
+	f.StringVar(&token, "token", "", "join token (K10...::ID.SECRET, from the server's DATA_DIR/token or orca token create); needed only until the node holds its own certificate")
+	f.StringVar(&tokenFile, "token-file", "", "file holding the join token")
 	f.StringVar(&dataDir, "data-dir", defaultDataDir(), "directory for the node's containerd, pod volumes and logs")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	return cmd

@@ -80,6 +80,20 @@ itself: with several servers sharing one etcd, use a shared
 // KUBECONFIG, else the admin kubeconfig in ORCA_DATA_DIR or the default
 // data directory, as `orca kubectl` chooses.
 func encryptionClient(kubeconfig string) (*encryption.Client, error) {
+	cfg, err := adminConfig(kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return encryption.NewClient(hc, cfg.Host), nil
+}
+
+// adminConfig loads an administrator's kubeconfig: the one named, else
+// KUBECONFIG, else the data directory's admin kubeconfig.
+func adminConfig(kubeconfig string) (*rest.Config, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	rules.ExplicitPath = kubeconfig
 	if kubeconfig == "" && os.Getenv(clientcmd.RecommendedConfigPathEnvVar) == "" {
@@ -89,15 +103,7 @@ func encryptionClient(kubeconfig string) (*encryption.Client, error) {
 		}
 		rules.ExplicitPath = filepath.Join(dir, "kubeconfig")
 	}
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, nil).ClientConfig()
-	if err != nil {
-		return nil, err
-	}
-	hc, err := rest.HTTPClientFor(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return encryption.NewClient(hc, cfg.Host), nil
+	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, nil).ClientConfig()
 }
 
 // printEncryptionStatus writes a report as k3s's `secrets-encrypt status`

@@ -29,6 +29,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/orca-project/orca/internal/agent/join"
 	"github.com/orca-project/orca/internal/agent/podroutes"
 	"github.com/orca-project/orca/internal/auth/delegating"
 	"github.com/orca-project/orca/internal/auth/pki"
@@ -51,6 +52,10 @@ type Options struct {
 	NodeName string
 	// Config reaches the API server with the node's credentials.
 	Config *rest.Config
+	// Join, when Config is nil, is the server and join token the node
+	// gets its own credentials with (the node name and, unless set, the
+	// directory, DATA_DIR/agent/pki, are filled in).
+	Join *join.Config
 	// ProxyConfig is what the service proxy and the routes between nodes
 	// use: they read every Service, EndpointSlice and Node, which the
 	// Node authorizer refuses a node's own identity, so upstream runs
@@ -157,6 +162,28 @@ func Run(ctx context.Context, o Options) error {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return fmt.Errorf("agent: %w", err)
 		}
+	}
+	if o.Config == nil && o.Join != nil {
+		j := *o.Join
+		j.NodeName, j.Log = o.NodeName, log
+		if j.Dir == "" {
+			j.Dir = filepath.Join(d.Root, "pki")
+		}
+		creds, err := join.Join(ctx, j)
+		if err != nil {
+			return fmt.Errorf("agent: join: %w", err)
+		}
+		o.Config = creds.Config
+		if o.ProxyConfig == nil {
+			o.ProxyConfig = creds.ProxyConfig
+		}
+		for _, m := range creds.Managers {
+			m.Start()
+			defer m.Stop()
+		}
+	}
+	if o.Config == nil {
+		return errors.New("agent: no credentials for the API server: give a kubeconfig, or a server and a join token")
 	}
 	nodeIP := o.NodeIP
 	if nodeIP == "" {

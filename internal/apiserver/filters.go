@@ -125,10 +125,14 @@ func (s *statusRecorder) Flush() {
 func (s *Server) buildHandler() http.Handler {
 	metricsHandler := promhttp.HandlerFor(s.cfg.Metrics, promhttp.HandlerOpts{})
 	// The configured authenticator (client certificates) goes first, then
-	// the service-account tokens the server issues.
+	// the service-account tokens the server issues, then bootstrap tokens.
 	authn := s.cfg.Authenticator
-	if authn != nil && s.tokens != nil {
-		authn = UnionAuthenticator{authn, s.newTokenAuthenticator()}
+	if authn != nil {
+		union := UnionAuthenticator{authn}
+		if s.tokens != nil {
+			union = append(union, s.newTokenAuthenticator())
+		}
+		authn = append(union, &bootstrapAuthenticator{objects: coreObjects{s}, now: time.Now, log: s.log})
 	}
 	route := func(w http.ResponseWriter, r *http.Request) {
 		if s.serveAggregated(w, r) {

@@ -9,10 +9,13 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/orca-project/orca/internal/auth/bootstraptoken"
 	"github.com/orca-project/orca/internal/auth/serviceaccount"
 )
 
@@ -138,4 +141,39 @@ func (c coreObjects) Get(ctx context.Context, resource, ns, name string) (runtim
 // newTokenAuthenticator checks the tokens the server issues.
 func (s *Server) newTokenAuthenticator() Authenticator {
 	return &tokenAuthenticator{validator: s.tokens.validator, objects: coreObjects{s}, now: time.Now, log: s.log}
+}
+
+// bootstrapAuthenticator accepts bootstrap tokens, checked against their
+// Secrets in kube-system through the server's cache.
+type bootstrapAuthenticator struct {
+	objects objectGetter
+	now     func() time.Time
+	log     *slog.Logger
+}
+
+// Authenticate implements Authenticator.
+func (a *bootstrapAuthenticator) Authenticate(r *http.Request) (User, bool) {
+	tok, ok := bearerToken(r.Header.Get("Authorization"))
+	if !ok {
+		return User{}, false
+	}
+	id, _, err := bootstraptoken.Parse(tok)
+	if err != nil {
+		return User{}, false
+	}
+	var secret *corev1.Secret
+	obj, err := a.objects.Get(r.Context(), "secrets", metav1.NamespaceSystem, bootstraptoken.SecretName(id))
+	switch {
+	case err == nil:
+		secret, _ = obj.(*corev1.Secret)
+	case !apierrors.IsNotFound(err):
+		a.log.Warn("bootstrap token lookup", "id", id, "err", err)
+		return User{}, false
+	}
+	u, err := bootstraptoken.Authenticate(tok, secret, a.now())
+	if err != nil {
+		a.log.Debug("bootstrap token rejected", "path", r.URL.Path, "err", err)
+		return User{}, false
+	}
+	return User{Name: u.Name, Groups: u.Groups}, true
 }

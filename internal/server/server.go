@@ -149,6 +149,8 @@ type Instance struct {
 	URL string
 	// Kubeconfig is the path of the admin kubeconfig.
 	Kubeconfig string
+	// JoinToken is the token other machines join the cluster with.
+	JoinToken string
 	// API is the API server itself (for in-process tests).
 	API *apiserver.Server
 	// Etcd is the control plane's etcd client.
@@ -422,6 +424,17 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 		_ = inst.Wait()
 		return nil, err
 	}
+	join, created, err := setupJoin(ctx, opts, tlsDir, ca, port)
+	if err != nil {
+		cancel()
+		_ = inst.Wait()
+		return nil, err
+	}
+	inst.JoinToken = join
+	if created {
+		say("join token (kept in %s): %s", filepath.Join(opts.DataDir, TokenFile), join)
+	}
+	say("join machines with: orca agent --server %s --token-file %s (or --token TOKEN)", joinURL(opts, port), filepath.Join(opts.DataDir, TokenFile))
 	if err := startFlowControl(gctx, opts, tlsDir, ca, port, fc, g.Go); err != nil {
 		cancel()
 		_ = inst.Wait()

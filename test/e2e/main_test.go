@@ -27,16 +27,18 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/orca-project/orca/internal/agent"
-	"github.com/orca-project/orca/internal/imagebuild"
+	"github.com/orca-project/orca/internal/agent/join"
 	"github.com/orca-project/orca/internal/controller/nodelifecycle"
+	"github.com/orca-project/orca/internal/imagebuild"
 	"github.com/orca-project/orca/internal/images"
-	"github.com/orca-project/orca/internal/kubelet/nodestatus"
 	"github.com/orca-project/orca/internal/kubectl"
 	"github.com/orca-project/orca/internal/kubelet/cri"
+	"github.com/orca-project/orca/internal/kubelet/nodestatus"
 	"github.com/orca-project/orca/internal/server"
 )
 
@@ -139,7 +141,10 @@ func setup(dir string) int {
 		// API server over the test bridge.
 		DataDir: filepath.Join(dir, "server"), BindAddress: "0.0.0.0", Port: 0,
 		AdvertiseAddress: bridgeIP,
-		Log:              slog.New(slog.NewTextHandler(io.Discard, nil)),
+		// As `orca server` runs: a joining node reads cluster-info
+		// without credentials before it trusts the server.
+		AnonymousAuth: true,
+		Log:           slog.New(slog.NewTextHandler(io.Discard, nil)),
 		// Node failures are noticed in seconds rather than upstream's
 		// 50; still twice the agent's 10 s heartbeat.
 		NodeLifecycle: nodelifecycle.Config{MonitorPeriod: time.Second, MonitorGracePeriod: testNodeGrace},
@@ -225,23 +230,30 @@ func stopAgent(kill bool) {
 }
 
 func runAgentProcess() int {
-	cfg, err := clientcmd.BuildConfigFromFlags("", os.Getenv("ORCA_TEST_KUBECONFIG"))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+	// A joining node has no kubeconfig: a server and a join token only.
+	var cfg *rest.Config
+	var joinCfg *join.Config
+	if server := os.Getenv("ORCA_TEST_SERVER"); server != "" {
+		joinCfg = &join.Config{Server: server, Token: os.Getenv("ORCA_TEST_JOIN_TOKEN")}
+	} else {
+		var err error
+		if cfg, err = clientcmd.BuildConfigFromFlags("", os.Getenv("ORCA_TEST_KUBECONFIG")); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
 	}
 	port, _ := strconv.Atoi(os.Getenv("ORCA_TEST_KUBELET_PORT"))
 	ctx, stop := signalContext()
 	defer stop()
-	err = agent.Run(ctx, agent.Options{
+	err := agent.Run(ctx, agent.Options{
 		DataDir: os.Getenv("ORCA_TEST_DATA_DIR"), NodeName: os.Getenv("ORCA_TEST_NODE_NAME"), NodeIP: os.Getenv("ORCA_TEST_NODE_IP"),
-		Config: cfg, KubeletPort: port, ClusterDNS: []string{"10.43.0.10"},
+		Config: cfg, Join: joinCfg, KubeletPort: port, ClusterDNS: []string{"10.43.0.10"},
 		PodCIDR: os.Getenv("ORCA_TEST_POD_CIDR"), Taints: testTaints(), Bridge: "orcae2e0", PauseBinary: os.Getenv("ORCA_TEST_PAUSE"),
 		// Test machines share their disk with build caches: upstream's 10%
 		// would put every test node under disk pressure, tainted, on a
 		// nearly full machine.
 		Eviction: testEviction,
-		Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})),
+		Log:      slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})),
 
 		// Privileged containers, as upstream's kubelet always allows them;
 		// the refusal without the flag is a unit test of the kubelet.

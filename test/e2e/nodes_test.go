@@ -34,8 +34,10 @@ const (
 // and containerd.
 type extraNode struct {
 	name, ip, netns, dir string
-	kubeconfig           string
-	proc                 *exec.Cmd
+	// kubeconfig is the node's credentials, or joinToken the token it
+	// joins with (then it has no kubeconfig at all).
+	kubeconfig, joinToken string
+	proc                  *exec.Cmd
 }
 
 var (
@@ -93,9 +95,14 @@ func needNodes(t *testing.T, n int) []string {
 	return names
 }
 
-// addNode creates node-<i> at 172.31.250.<i> and starts its agent.
-func addNode(i int) (*extraNode, error) {
-	x := &extraNode{name: fmt.Sprintf("e2e-node-%d", i), ip: fmt.Sprintf("172.31.250.%d", i), netns: fmt.Sprintf("orcae2e-%d", i)}
+// addNode creates node-<i> at 172.31.250.<i> and starts its agent, with
+// the admin kubeconfig.
+func addNode(i int) (*extraNode, error) { return addNodeJoining(i, "") }
+
+// addNodeJoining is addNode for a node that joins with a token, and has
+// no kubeconfig at all, when joinToken is set.
+func addNodeJoining(i int, joinToken string) (*extraNode, error) {
+	x := &extraNode{name: fmt.Sprintf("e2e-node-%d", i), ip: fmt.Sprintf("172.31.250.%d", i), netns: fmt.Sprintf("orcae2e-%d", i), joinToken: joinToken}
 	x.dir = filepath.Join(workDir, x.name)
 	host, peer := fmt.Sprintf("vorcae2e%d", i), fmt.Sprintf("vorcae2e%dp", i)
 	_ = runCmd("ip", "netns", "del", x.netns)
@@ -118,20 +125,10 @@ func addNode(i int) (*extraNode, error) {
 	if err := os.MkdirAll(x.dir, 0o755); err != nil {
 		return nil, err
 	}
-	// The node reaches the API server over the bridge; the serving
-	// certificate names localhost, so the name is kept for TLS.
-	kc, err := clientcmd.LoadFromFile(inst.Kubeconfig)
-	if err != nil {
-		return nil, err
-	}
-	port := inst.URL[strings.LastIndex(inst.URL, ":")+1:]
-	for _, c := range kc.Clusters {
-		c.Server = "https://" + bridgeIP + ":" + port
-		c.TLSServerName = "localhost"
-	}
-	x.kubeconfig = filepath.Join(x.dir, "kubeconfig")
-	if err := clientcmd.WriteToFile(*kc, x.kubeconfig); err != nil {
-		return nil, err
+	if joinToken == "" {
+		if err := x.writeKubeconfig(); err != nil {
+			return nil, err
+		}
 	}
 	if err := x.start(); err != nil {
 		return nil, err
@@ -147,13 +144,34 @@ func addNode(i int) (*extraNode, error) {
 	return x, nil
 }
 
+// writeKubeconfig gives the node the admin kubeconfig, pointed at the
+// API server over the bridge; the serving certificate names localhost,
+// so the name is kept for TLS.
+func (x *extraNode) writeKubeconfig() error {
+	kc, err := clientcmd.LoadFromFile(inst.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	port := inst.URL[strings.LastIndex(inst.URL, ":")+1:]
+	for _, c := range kc.Clusters {
+		c.Server = "https://" + bridgeIP + ":" + port
+		c.TLSServerName = "localhost"
+	}
+	x.kubeconfig = filepath.Join(x.dir, "kubeconfig")
+	return clientcmd.WriteToFile(*kc, x.kubeconfig)
+}
+
 // start runs the node's agent inside its network namespace.
 func (x *extraNode) start() error {
 	// nsenter changes only the network namespace: `ip netns exec` would also
 	// remount /sys, hiding the cgroup file systems runc needs.
 	cmd := exec.Command("nsenter", "--net=/run/netns/"+x.netns, os.Args[0])
-	cmd.Env = append(os.Environ(), roleEnv+"=agent",
-		"ORCA_TEST_DATA_DIR="+x.dir, "ORCA_TEST_KUBECONFIG="+x.kubeconfig,
+	creds := "ORCA_TEST_KUBECONFIG=" + x.kubeconfig
+	if x.joinToken != "" {
+		creds = "ORCA_TEST_SERVER=https://" + bridgeIP + ":" + inst.URL[strings.LastIndex(inst.URL, ":")+1:]
+	}
+	cmd.Env = append(os.Environ(), roleEnv+"=agent", creds, "ORCA_TEST_JOIN_TOKEN="+x.joinToken,
+		"ORCA_TEST_DATA_DIR="+x.dir,
 		"ORCA_TEST_PAUSE="+pauseBin, "ORCA_TEST_KUBELET_PORT=10250",
 		"ORCA_TEST_NODE_NAME="+x.name, "ORCA_TEST_NODE_IP="+x.ip, "ORCA_TEST_POD_CIDR=", "ORCA_TEST_EXTRA_NODE=true")
 	logf, err := os.OpenFile(filepath.Join(x.dir, "agent.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
@@ -204,36 +222,41 @@ func tail(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
+// remove stops the node's pods, agent and namespace.
+func (x *extraNode) remove() {
+	if rt, err := cri.Dial(images.SocketPath(x.dir)); err == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		if sbs, err := rt.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{}); err == nil {
+			for _, sb := range sbs.Items {
+				_, _ = rt.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: sb.Id})
+				_, _ = rt.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: sb.Id})
+			}
+		}
+		cancel()
+		rt.Close()
+	}
+	if x.proc != nil {
+		_ = x.proc.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = x.proc.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			_ = x.proc.Process.Kill()
+		}
+	}
+	killShims(x.dir)
+	_ = runCmd("ip", "netns", "del", x.netns)
+	i, _ := strconv.Atoi(x.name[strings.LastIndex(x.name, "-")+1:])
+	_ = runCmd("ip", "link", "del", fmt.Sprintf("vorcae2e%d", i))
+}
+
 // removeExtraNodes stops the extra nodes' pods, agents and namespaces.
 func removeExtraNodes() {
 	extraMu.Lock()
 	defer extraMu.Unlock()
 	for _, x := range extraNodes {
-		if rt, err := cri.Dial(images.SocketPath(x.dir)); err == nil {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			if sbs, err := rt.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{}); err == nil {
-				for _, sb := range sbs.Items {
-					_, _ = rt.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: sb.Id})
-					_, _ = rt.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: sb.Id})
-				}
-			}
-			cancel()
-			rt.Close()
-		}
-		if x.proc != nil {
-			_ = x.proc.Process.Signal(syscall.SIGTERM)
-			done := make(chan struct{})
-			go func() { _ = x.proc.Wait(); close(done) }()
-			select {
-			case <-done:
-			case <-time.After(30 * time.Second):
-				_ = x.proc.Process.Kill()
-			}
-		}
-		killShims(x.dir)
-		_ = runCmd("ip", "netns", "del", x.netns)
-		i, _ := strconv.Atoi(x.name[strings.LastIndex(x.name, "-")+1:])
-		_ = runCmd("ip", "link", "del", fmt.Sprintf("vorcae2e%d", i))
+		x.remove()
 	}
 	extraNodes = nil
 }

@@ -31,8 +31,31 @@ const KubeletAPIClient = "kube-apiserver-kubelet-client"
 // server's user.
 const KubeletAPIAdminBinding = "system:orca:kubelet-api-admin"
 
+// NodeBootstrapGroup is the extra group of the bootstrap tokens machines
+// join with (kubeadm's system:bootstrappers:kubeadm:default-node-token).
+const NodeBootstrapGroup = "system:bootstrappers:orca:default-node-token"
+
+// ClusterInfoRole lets anyone read kube-public/cluster-info, the CA and
+// address a joining machine starts from (kubeadm's
+// kubeadm:bootstrap-signer-clusterinfo).
+const ClusterInfoRole = "system:orca:bootstrap-signer-clusterinfo"
+
+// KubeProxyClientRole lets a node ask for the service proxy's client
+// certificate, which the csrapproving controller then approves.
+const KubeProxyClientRole = "system:orca:certificatesigningrequests:kubeproxyclient"
+
+// KubeProxyClientApprover lets the certificate controller approve the
+// generic client signer's requests; it approves only the service proxy's.
+const KubeProxyClientApprover = "system:orca:kube-proxy-client-approver"
+
 func orcaClusterRoles() []rbacv1.ClusterRole {
 	return []rbacv1.ClusterRole{
+		clusterRole(KubeProxyClientApprover,
+			rule("approve").groups(certificatesGroup).resources("signers").names("kubernetes.io/kube-apiserver-client").build(),
+		),
+		clusterRole(KubeProxyClientRole,
+			rule("create").groups(certificatesGroup).resources("certificatesigningrequests/kubeproxyclient").build(),
+		),
 		// CoreDNS's system:coredns role: the reads behind every answer.
 		clusterRole(DNSUser,
 			rule("list", "watch").groups(legacyGroup).resources("endpoints", "services", "pods", "namespaces").build(),
@@ -53,6 +76,14 @@ func orcaClusterRoleBindings() []rbacv1.ClusterRoleBinding {
 	out := []rbacv1.ClusterRoleBinding{
 		clusterRoleBinding(DNSUser, DNSUser, users(DNSUser)),
 		clusterRoleBinding(KubeletAPIAdminBinding, "system:kubelet-api-admin", users(KubeletAPIClient)),
+		// Joining machines, as kubeadm binds them: a node token may ask
+		// for a node client certificate, which the csrapproving
+		// controller approves, and a node may renew its own.
+		clusterRoleBinding("system:orca:node-bootstrapper", "system:node-bootstrapper", groups(NodeBootstrapGroup)),
+		clusterRoleBinding("system:orca:node-autoapprove-bootstrap", "system:certificates.k8s.io:certificatesigningrequests:nodeclient", groups(NodeBootstrapGroup)),
+		clusterRoleBinding("system:orca:node-kube-proxy-client", KubeProxyClientRole, groups(NodeBootstrapGroup, "system:nodes")),
+		clusterRoleBinding(KubeProxyClientApprover, KubeProxyClientApprover, []rbacv1.Subject{serviceAccount(kubeSystemNamespace, "certificate-controller")}),
+		clusterRoleBinding("system:orca:node-autoapprove-certificate-rotation", "system:certificates.k8s.io:certificatesigningrequests:selfnodeclient", groups("system:nodes")),
 	}
 	for _, r := range orcaClusterRoles() {
 		if len(r.Name) > len(ControllerRolePrefix) && r.Name[:len(ControllerRolePrefix)] == ControllerRolePrefix {
@@ -73,11 +104,15 @@ func orcaNamespaceRoles() []rbacv1.Role {
 			rule("create").groups(discoveryGroup).resources("endpointslices").build(),
 			rule("get", "update").groups(discoveryGroup).resources("endpointslices").names("kube-dns").build(),
 		),
+		namespacedRole(kubePublicNamespace, ClusterInfoRole,
+			rule("get").groups(legacyGroup).resources("configmaps").names("cluster-info").build(),
+		),
 	}
 }
 
 func orcaNamespaceRoleBindings() []rbacv1.RoleBinding {
 	return []rbacv1.RoleBinding{
 		roleBinding(kubeSystemNamespace, DNSUser, DNSUser, users(DNSUser)),
+		roleBinding(kubePublicNamespace, ClusterInfoRole, ClusterInfoRole, users("system:anonymous")),
 	}
 }

@@ -35,6 +35,38 @@ type recognizer struct {
 var recognizers = []recognizer{
 	{isSelfNodeClient, "selfnodeclient", "Auto approving self kubelet client certificate after SubjectAccessReview."},
 	{isNodeClient, "nodeclient", "Auto approving kubelet client certificate after SubjectAccessReview."},
+	{isKubeProxyClient, KubeProxyClientSubresource, "Auto approving kube-proxy client certificate after SubjectAccessReview."},
+}
+
+// KubeProxyClientSubresource is the permission that approves a node's
+// request for the service proxy's client certificate (Orca's agent runs
+// the proxy, which needs its own identity to watch every Node and
+// Service; upstream's kube-proxy gets one from its DaemonSet).
+const KubeProxyClientSubresource = "kubeproxyclient"
+
+// KubeProxyUser is the service proxy's identity, bound to
+// system:node-proxier by the bootstrap policy.
+const KubeProxyUser = "system:kube-proxy"
+
+// isKubeProxyClient: a client certificate for system:kube-proxy and
+// nothing more (no groups, no other names), from the generic client
+// signer.
+func isKubeProxyClient(csr *certificatesv1.CertificateSigningRequest, req *x509.CertificateRequest) bool {
+	if csr.Spec.SignerName != certificatesv1.KubeAPIServerClientSignerName || req.Subject.CommonName != KubeProxyUser ||
+		len(req.Subject.Organization) > 0 || len(req.DNSNames) > 0 || len(req.IPAddresses) > 0 || len(req.EmailAddresses) > 0 || len(req.URIs) > 0 {
+		return false
+	}
+	client := false
+	for _, u := range csr.Spec.Usages {
+		switch u {
+		case certificatesv1.UsageClientAuth:
+			client = true
+		case certificatesv1.UsageDigitalSignature, certificatesv1.UsageKeyEncipherment:
+		default:
+			return false
+		}
+	}
+	return client
 }
 
 func isNodeClient(csr *certificatesv1.CertificateSigningRequest, req *x509.CertificateRequest) bool {
@@ -74,9 +106,6 @@ func (a *approver) handle(ctx context.Context, csr *certificatesv1.CertificateSi
 	if certificates.HasTrueCondition(csr, certificatesv1.CertificateApproved) || certificates.HasTrueCondition(csr, certificatesv1.CertificateDenied) {
 		return nil
 	}
-	if csr.Spec.SignerName != certificatesv1.KubeAPIServerClientKubeletSignerName {
-		return nil
-	}
 	req, err := certificates.ParseCSR(csr.Spec.Request)
 	if err != nil {
 		return fmt.Errorf("unable to parse csr %q: %v", csr.Name, err)
@@ -100,7 +129,7 @@ func (a *approver) handle(ctx context.Context, csr *certificatesv1.CertificateSi
 		if _, err := a.client.CertificatesV1().CertificateSigningRequests().UpdateApproval(ctx, csr.Name, csr, metav1.UpdateOptions{}); err != nil {
 			return fmt.Errorf("error updating approval for csr: %v", err)
 		}
-		a.log.Info("approved kubelet client certificate", "csr", csr.Name, "requestor", csr.Spec.Username)
+		a.log.Info("approved certificate request", "csr", csr.Name, "signer", csr.Spec.SignerName, "requestor", csr.Spec.Username)
 		return nil
 	}
 	if len(tried) > 0 {

@@ -41,6 +41,12 @@ func TestRecognized(t *testing.T) {
 		{"serving usages", certificatesv1.KubeAPIServerClientKubeletSignerName, "system:node:n1", req(node), []certificatesv1.KeyUsage{"digital signature", "server auth"}, nil},
 		{"with a name", certificatesv1.KubeAPIServerClientKubeletSignerName, "system:node:n1", req(node, "n1.example"), clientUsages, nil},
 		{"not a node", certificatesv1.KubeAPIServerClientKubeletSignerName, "alice", req(pkix.Name{CommonName: "alice", Organization: []string{"system:nodes"}}), clientUsages, nil},
+		{"kube-proxy", certificatesv1.KubeAPIServerClientSignerName, "system:node:n1", req(pkix.Name{CommonName: "system:kube-proxy"}), clientUsages, []string{"kubeproxyclient"}},
+		{"kube-proxy with a group", certificatesv1.KubeAPIServerClientSignerName, "system:node:n1", req(pkix.Name{CommonName: "system:kube-proxy", Organization: []string{"system:masters"}}), clientUsages, nil},
+		{"kube-proxy with a name", certificatesv1.KubeAPIServerClientSignerName, "system:node:n1", req(pkix.Name{CommonName: "system:kube-proxy"}, "evil.example"), clientUsages, nil},
+		{"kube-proxy serving", certificatesv1.KubeAPIServerClientSignerName, "system:node:n1", req(pkix.Name{CommonName: "system:kube-proxy"}), []certificatesv1.KeyUsage{"digital signature", "server auth"}, nil},
+		{"kube-proxy from the kubelet signer", certificatesv1.KubeAPIServerClientKubeletSignerName, "system:node:n1", req(pkix.Name{CommonName: "system:kube-proxy"}), clientUsages, nil},
+		{"someone else from the client signer", certificatesv1.KubeAPIServerClientSignerName, "system:node:n1", req(pkix.Name{CommonName: "admin"}), clientUsages, nil},
 	} {
 		csr := &certificatesv1.CertificateSigningRequest{Spec: certificatesv1.CertificateSigningRequestSpec{SignerName: tc.signer, Username: tc.requestor, Usages: tc.usages}}
 		if got := Recognized(csr, tc.req); !slices.Equal(got, tc.want) {
