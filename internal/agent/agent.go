@@ -163,6 +163,7 @@ func Run(ctx context.Context, o Options) error {
 			return fmt.Errorf("agent: %w", err)
 		}
 	}
+	var joined *join.Credentials
 	if o.Config == nil && o.Join != nil {
 		j := *o.Join
 		j.NodeName, j.Log = o.NodeName, log
@@ -181,6 +182,7 @@ func Run(ctx context.Context, o Options) error {
 			m.Start()
 			defer m.Stop()
 		}
+		joined = creds
 	}
 	if o.Config == nil {
 		return errors.New("agent: no credentials for the API server: give a kubeconfig, or a server and a join token")
@@ -301,7 +303,27 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return fmt.Errorf("agent: kubelet server: %w", err)
 	}
-	srv := &http.Server{Handler: handler, TLSConfig: kubeletserver.TLSConfig(ca, *cert), ReadHeaderTimeout: 10 * time.Second}
+	tlsConfig := kubeletserver.TLSConfig(ca, *cert)
+	if joined != nil && o.ServingCert == nil {
+		// A joined node asks the cluster for a serving certificate, which
+		// callers that verify kubelets (metrics-server) accept; its own
+		// certificate serves until that one is issued.
+		serving, err := joined.Serving([]net.IP{net.ParseIP(nodeIP)})
+		if err != nil {
+			return fmt.Errorf("agent: %w", err)
+		}
+		serving.Start()
+		defer serving.Stop()
+		fallback := cert
+		tlsConfig.Certificates = nil
+		tlsConfig.GetCertificate = func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+			if c := serving.Current(); c != nil {
+				return c, nil
+			}
+			return fallback, nil
+		}
+	}
+	srv := &http.Server{Handler: handler, TLSConfig: tlsConfig, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := srv.ServeTLS(ln, "", ""); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("kubelet server", "err", err)

@@ -2,9 +2,11 @@ package e2e
 
 import (
 	"context"
+	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +16,7 @@ import (
 	certificatesv1 "k8s.io/api/certificates/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/orca-project/orca/internal/agent/join"
 	"github.com/orca-project/orca/internal/auth/bootstraptoken"
@@ -99,6 +102,25 @@ func TestJoinWithToken(t *testing.T) {
 		t.Errorf("the joined node has a kubeconfig")
 	}
 
+	// Its kubelet serves a certificate the cluster CA signed, for its
+	// own name and address, once the cluster approves its request.
+	caPool := x509.NewCertPool()
+	if !caPool.AppendCertsFromPEM(clusterCAPEM(t)) {
+		t.Fatal("no cluster CA in the admin kubeconfig")
+	}
+	eventually(t, time.Minute, func() error {
+		conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", net.JoinHostPort(x.ip, "10250"),
+			&tls.Config{RootCAs: caPool, ServerName: x.ip, MinVersion: tls.VersionTLS12})
+		if err != nil {
+			return fmt.Errorf("kubelet serving certificate: %w", err)
+		}
+		defer conn.Close()
+		if cn := conn.ConnectionState().PeerCertificates[0].Subject.CommonName; cn != "system:node:"+x.name {
+			return fmt.Errorf("kubelet serves a certificate for %q", cn)
+		}
+		return nil
+	})
+
 	// It runs pods.
 	ns := namespace(t)
 	p := simplePod(ns, "on-joined", "sleep 3600")
@@ -161,4 +183,17 @@ func certCN(t *testing.T, data []byte) string {
 			return c.Subject.CommonName
 		}
 	}
+}
+
+func clusterCAPEM(t *testing.T) []byte {
+	t.Helper()
+	kc, err := clientcmd.LoadFromFile(inst.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range kc.Clusters {
+		return c.CertificateAuthorityData
+	}
+	t.Fatal("no cluster in the admin kubeconfig")
+	return nil
 }

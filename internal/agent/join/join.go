@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -88,6 +89,31 @@ type Credentials struct {
 	// Managers renew the certificates; start them for as long as the
 	// node runs.
 	Managers []certificate.Manager
+
+	dir, nodeName string
+}
+
+// Serving returns a manager of the kubelet's serving certificate, signed
+// by the cluster CA (signer kubernetes.io/kubelet-serving) for the node's
+// name and addresses, and asked for as the node; start it, and serve
+// what it holds once it holds something.
+func (c *Credentials) Serving(ips []net.IP) (certificate.Manager, error) {
+	store, err := certificate.NewFileStore("kubelet-server", c.dir, c.dir, "", "")
+	if err != nil {
+		return nil, fmt.Errorf("serving certificate store: %w", err)
+	}
+	cfg := c.Config
+	return certificate.NewManager(&certificate.Config{
+		ClientsetFn: func(*tls.Certificate) (kubernetes.Interface, error) { return kubernetes.NewForConfig(cfg) },
+		Template: &x509.CertificateRequest{
+			Subject:  pkix.Name{CommonName: "system:node:" + c.nodeName, Organization: []string{"system:nodes"}},
+			DNSNames: []string{c.nodeName}, IPAddresses: ips,
+		},
+		SignerName:       certificatesv1.KubeletServingSignerName,
+		Usages:           []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature, certificatesv1.UsageServerAuth},
+		CertificateStore: store,
+		Name:             "kubelet-server",
+	})
 }
 
 // Join returns the node's credentials, bootstrapping them with the token
@@ -158,7 +184,7 @@ func Join(ctx context.Context, c Config) (*Credentials, error) {
 			return nil, err
 		}
 	}
-	creds := &Credentials{Config: nodeConfig, ProxyConfig: configOf(stores[1])}
+	creds := &Credentials{Config: nodeConfig, ProxyConfig: configOf(stores[1]), dir: c.Dir, nodeName: c.NodeName}
 	for i, id := range ids {
 		// Renewals are asked for as the node, whose group may renew both.
 		mgr, err := certificate.NewManager(&certificate.Config{

@@ -44,14 +44,23 @@ const ClusterInfoRole = "system:orca:bootstrap-signer-clusterinfo"
 // certificate, which the csrapproving controller then approves.
 const KubeProxyClientRole = "system:orca:certificatesigningrequests:kubeproxyclient"
 
-// KubeProxyClientApprover lets the certificate controller approve the
-// generic client signer's requests; it approves only the service proxy's.
-const KubeProxyClientApprover = "system:orca:kube-proxy-client-approver"
+// CertificateApprover lets the certificate controller approve requests
+// of the generic client signer and of the kubelet serving signer; of
+// those it approves only the service proxy's client certificates and a
+// node's serving certificate for its own addresses.
+const CertificateApprover = "system:orca:certificate-approver"
+
+// SelfNodeServerRole lets a node ask for a serving certificate for its
+// own name and addresses.
+const SelfNodeServerRole = "system:orca:certificatesigningrequests:selfnodeserver"
 
 func orcaClusterRoles() []rbacv1.ClusterRole {
 	return []rbacv1.ClusterRole{
-		clusterRole(KubeProxyClientApprover,
-			rule("approve").groups(certificatesGroup).resources("signers").names("kubernetes.io/kube-apiserver-client").build(),
+		clusterRole(CertificateApprover,
+			rule("approve").groups(certificatesGroup).resources("signers").names("kubernetes.io/kube-apiserver-client", "kubernetes.io/kubelet-serving").build(),
+		),
+		clusterRole(SelfNodeServerRole,
+			rule("create").groups(certificatesGroup).resources("certificatesigningrequests/selfnodeserver").build(),
 		),
 		clusterRole(KubeProxyClientRole,
 			rule("create").groups(certificatesGroup).resources("certificatesigningrequests/kubeproxyclient").build(),
@@ -82,7 +91,8 @@ func orcaClusterRoleBindings() []rbacv1.ClusterRoleBinding {
 		clusterRoleBinding("system:orca:node-bootstrapper", "system:node-bootstrapper", groups(NodeBootstrapGroup)),
 		clusterRoleBinding("system:orca:node-autoapprove-bootstrap", "system:certificates.k8s.io:certificatesigningrequests:nodeclient", groups(NodeBootstrapGroup)),
 		clusterRoleBinding("system:orca:node-kube-proxy-client", KubeProxyClientRole, groups(NodeBootstrapGroup, "system:nodes")),
-		clusterRoleBinding(KubeProxyClientApprover, KubeProxyClientApprover, []rbacv1.Subject{serviceAccount(kubeSystemNamespace, "certificate-controller")}),
+		clusterRoleBinding(CertificateApprover, CertificateApprover, []rbacv1.Subject{serviceAccount(kubeSystemNamespace, "certificate-controller")}),
+		clusterRoleBinding("system:orca:node-serving-certificates", SelfNodeServerRole, groups("system:nodes")),
 		clusterRoleBinding("system:orca:node-autoapprove-certificate-rotation", "system:certificates.k8s.io:certificatesigningrequests:selfnodeclient", groups("system:nodes")),
 	}
 	for _, r := range orcaClusterRoles() {

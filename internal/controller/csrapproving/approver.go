@@ -3,7 +3,13 @@
 // kubernetes.io/kube-apiserver-client-kubelet) when the requestor may
 // create certificatesigningrequests/selfnodeclient (renewing its own
 // identity) or certificatesigningrequests/nodeclient (any node's), as a
-// SubjectAccessReview of the requestor says.
+// SubjectAccessReview of the requestor says. Beyond upstream, it approves
+// what Orca's joining nodes ask for: the service proxy's client
+// certificate (certificatesigningrequests/kubeproxyclient, signer
+// kubernetes.io/kube-apiserver-client, CN system:kube-proxy alone) and a
+// node's own kubelet serving certificate
+// (certificatesigningrequests/selfnodeserver), the latter only for names
+// and addresses its Node reports.
 package csrapproving
 
 import (
@@ -11,6 +17,8 @@ import (
 	"crypto/x509"
 	"fmt"
 	"log/slog"
+	"net"
+	"strings"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	certificatesv1 "k8s.io/api/certificates/v1"
@@ -18,6 +26,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/orca-project/orca/internal/auth/certificates"
@@ -36,6 +45,49 @@ var recognizers = []recognizer{
 	{isSelfNodeClient, "selfnodeclient", "Auto approving self kubelet client certificate after SubjectAccessReview."},
 	{isNodeClient, "nodeclient", "Auto approving kubelet client certificate after SubjectAccessReview."},
 	{isKubeProxyClient, KubeProxyClientSubresource, "Auto approving kube-proxy client certificate after SubjectAccessReview."},
+	{isSelfNodeServing, SelfNodeServerSubresource, "Auto approving self kubelet serving certificate after SubjectAccessReview."},
+}
+
+// SelfNodeServerSubresource is the permission that approves a node's
+// request for a serving certificate naming only its own addresses (which
+// the approver checks against its Node as well).
+const SelfNodeServerSubresource = "selfnodeserver"
+
+// isSelfNodeServing: a node asking for its own kubelet serving
+// certificate.
+func isSelfNodeServing(csr *certificatesv1.CertificateSigningRequest, req *x509.CertificateRequest) bool {
+	return csr.Spec.SignerName == certificatesv1.KubeletServingSignerName &&
+		certificates.ValidateKubeletServingCSR(req, csr.Spec.Usages) == nil &&
+		csr.Spec.Username == req.Subject.CommonName
+}
+
+// namesOwnAddresses checks that a serving request names only the node's
+// name and the addresses its Node reports, so that a node cannot obtain
+// a certificate for another machine's address or name.
+func namesOwnAddresses(node *corev1.Node, req *x509.CertificateRequest) error {
+	names := map[string]bool{node.Name: true}
+	ips := map[string]bool{}
+	for _, a := range node.Status.Addresses {
+		switch a.Type {
+		case corev1.NodeHostName, corev1.NodeInternalDNS, corev1.NodeExternalDNS:
+			names[a.Address] = true
+		case corev1.NodeInternalIP, corev1.NodeExternalIP:
+			if ip := net.ParseIP(a.Address); ip != nil {
+				ips[ip.String()] = true
+			}
+		}
+	}
+	for _, n := range req.DNSNames {
+		if !names[n] {
+			return fmt.Errorf("DNS name %q is not one of node %s's", n, node.Name)
+		}
+	}
+	for _, ip := range req.IPAddresses {
+		if !ips[ip.String()] {
+			return fmt.Errorf("IP address %s is not one of node %s's", ip, node.Name)
+		}
+	}
+	return nil
 }
 
 // KubeProxyClientSubresource is the permission that approves a node's
@@ -93,12 +145,13 @@ func Recognized(csr *certificatesv1.CertificateSigningRequest, req *x509.Certifi
 
 type approver struct {
 	client kubernetes.Interface
+	nodes  corelisters.NodeLister
 	log    *slog.Logger
 }
 
 // New builds the controller.
 func New(client kubernetes.Interface, factory informers.SharedInformerFactory, metrics workqueue.MetricsProvider, log *slog.Logger) (*certificatecontroller.Controller, error) {
-	a := &approver{client: client, log: log}
+	a := &approver{client: client, nodes: factory.Core().V1().Nodes().Lister(), log: log}
 	return certificatecontroller.New("csrapproving", factory, a.handle, metrics, log)
 }
 
@@ -114,6 +167,16 @@ func (a *approver) handle(ctx context.Context, csr *certificatesv1.CertificateSi
 	for _, r := range recognizers {
 		if !r.recognize(csr, req) {
 			continue
+		}
+		if r.subresource == SelfNodeServerSubresource {
+			node, err := a.nodes.Get(strings.TrimPrefix(req.Subject.CommonName, "system:node:"))
+			if err != nil {
+				return fmt.Errorf("serving certificate request %q: node: %w", csr.Name, err)
+			}
+			if err := namesOwnAddresses(node, req); err != nil {
+				a.log.Info("not approving serving certificate", "csr", csr.Name, "reason", err)
+				continue
+			}
 		}
 		ok, err := a.authorize(ctx, csr, r.subresource)
 		if err != nil {
