@@ -22,6 +22,7 @@ func newServerCommand() *cobra.Command {
 		logLevel     string
 		disableAgent bool
 		node         agentFlags
+		snapshots    etcdSnapshotServerFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "server",
@@ -31,6 +32,9 @@ func newServerCommand() *cobra.Command {
 			opts.Log = newLogger(logLevel)
 			opts.ClusterDomain = node.opts.ClusterDomain
 			opts.Out = cmd.OutOrStdout()
+			if done, err := snapshots.run(cmd.Context(), opts); done {
+				return err
+			}
 			opts.TerminatedPodGCThreshold = podGCThreshold(opts.TerminatedPodGCThreshold)
 			if !disableAgent {
 				a, err := node.complete()
@@ -65,6 +69,7 @@ func newServerCommand() *cobra.Command {
 	f.StringVar(&opts.EtcdKeyFile, "etcd-keyfile", "", "client key for the external etcd")
 	f.StringVar(&opts.EtcdClientURL, "etcd-listen-client-url", "", "URL the embedded etcd serves clients on (off when empty)")
 	f.StringVar(&opts.EtcdPeerURL, "etcd-listen-peer-url", "", "URL the embedded etcd serves peers on")
+	snapshots.register(f, &opts)
 	f.StringVar(&opts.ClusterCIDR, "cluster-cidr", server.DefaultClusterCIDR, "IPv4 range node pod CIDRs (a /24 each) are assigned from")
 	f.StringVar(&opts.ServiceCIDR, "service-cidr", server.DefaultServiceCIDR, "IPv4 range service cluster IPs are allocated from")
 	f.StringVar(&opts.ServiceNodePortRange, "service-node-port-range", server.DefaultServiceNodePortRange, "port range NodePort and LoadBalancer services get node ports from")

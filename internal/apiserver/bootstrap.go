@@ -86,6 +86,7 @@ func (s *Server) compactLoop(ctx context.Context) {
 			if _, err := s.cfg.Store.Client().Compact(ctx, last); err != nil {
 				s.log.Warn("compaction failed", "revision", last, "err", err)
 			} else {
+				s.metrics.compactions.Inc()
 				s.log.Debug("compacted etcd history", "revision", last)
 			}
 		}

@@ -13,6 +13,9 @@ type metrics struct {
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
 	watchers prometheus.Gauge
+	// compactions counts the compactions of etcd's history compactLoop
+	// ran.
+	compactions prometheus.Counter
 }
 
 func newMetrics(reg *prometheus.Registry) (*metrics, error) {
@@ -30,8 +33,12 @@ func newMetrics(reg *prometheus.Registry) (*metrics, error) {
 			Name: "apiserver_longrunning_requests",
 			Help: "Number of open watch requests.",
 		}),
+		compactions: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "orca_etcd_compactions_total",
+			Help: "Compactions of etcd's history run by the API server.",
+		}),
 	}
-	cs := []prometheus.Collector{m.requests, m.latency, m.watchers,
+	cs := []prometheus.Collector{m.requests, m.latency, m.watchers, m.compactions,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})}
 	cs = append(cs, storage.Collectors()...)
 	cs = append(cs, cache.Collectors()...)

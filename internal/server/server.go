@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -63,6 +64,14 @@ type Options struct {
 	// EtcdClientURL and EtcdPeerURL are the embedded member's listeners;
 	// empty leaves them off (the server uses an in-process client).
 	EtcdClientURL, EtcdPeerURL string
+	// EtcdSnapshotScheduleCron, EtcdSnapshotRetention and EtcdSnapshotDir
+	// set the embedded member's scheduled snapshots (k3s's flags; their
+	// defaults when zero, DATA_DIR/snapshots for the directory); see
+	// snapshots.go. EtcdDisableSnapshots turns them off.
+	EtcdSnapshotScheduleCron string
+	EtcdSnapshotRetention    int
+	EtcdSnapshotDir          string
+	EtcdDisableSnapshots     bool
 
 	// Agent, when set, runs a node agent in this process so that one
 	// machine is a whole cluster; the server fills in its data directory,
@@ -230,6 +239,10 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 	if err != nil {
 		return nil, err
 	}
+	maintenance, err := newEtcdMaintenance(opts)
+	if err != nil {
+		return nil, err
+	}
 
 	var client *clientv3.Client
 	closeEtcd := func() {}
@@ -390,8 +403,17 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 		return fmt.Errorf("serve: %w", err)
 	})
 	plugins.start(gctx)
+	// The API server's own clients (controllers, scheduler, agent) stop
+	// first, so that they release their leases and flush their events
+	// while it still answers, and a clean stop logs no errors.
+	var clients stoppers
 	g.Go(func() error {
 		<-gctx.Done()
+		if clients.wait(10 * time.Second) {
+			// What they recorded on the way out (leader election's
+			// "stopped leading") is sent asynchronously; let it land.
+			time.Sleep(500 * time.Millisecond)
+		}
 		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer scancel()
 		_ = srv.Shutdown(sctx)
@@ -446,6 +468,11 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 		return nil, err
 	}
 	say("API server ready at %s", url)
+	if err := maintenance.start(gctx, client, reg, g.Go); err != nil {
+		cancel()
+		_ = inst.Wait()
+		return nil, err
+	}
 	if err := startClusterDNS(gctx, opts, tlsDir, ca, port, reg, g.Go); err != nil {
 		cancel()
 		_ = inst.Wait()
@@ -459,7 +486,7 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 			return nil, err
 		}
 		components.add("controller-manager", controllerManagerProbe(cm.Healthy))
-		g.Go(func() error { return runControllerManager(gctx, cm) })
+		clients.goStop(g.Go, func() error { return runControllerManager(gctx, cm) })
 	}
 	if !opts.DisableScheduler {
 		sched, err := newScheduler(opts, tlsDir, ca, port, reg)
@@ -469,7 +496,7 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 			return nil, err
 		}
 		components.add("scheduler", schedulerProbe)
-		g.Go(func() error { return runScheduler(gctx, sched) })
+		clients.goStop(g.Go, func() error { return runScheduler(gctx, sched) })
 	}
 	if opts.Agent != nil {
 		a, err := agentOptions(opts, tlsDir, ca, port)
@@ -479,9 +506,44 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 			return nil, err
 		}
 		a.Log = opts.Log
-		g.Go(func() error { return runAgent(gctx, a) })
+		clients.goStop(g.Go, func() error { return runAgent(gctx, a) })
 	}
 	return inst, nil
+}
+
+// stoppers tracks goroutines that must end before the HTTP server does.
+type stoppers struct {
+	mu   sync.Mutex
+	done []chan struct{}
+}
+
+// goStop runs f with start (an errgroup's Go) and tracks its end.
+func (s *stoppers) goStop(start func(func() error), f func() error) {
+	ch := make(chan struct{})
+	s.mu.Lock()
+	s.done = append(s.done, ch)
+	s.mu.Unlock()
+	start(func() error {
+		defer close(ch)
+		return f()
+	})
+}
+
+// wait waits for every tracked goroutine, for at most d in all, and
+// reports whether there were any.
+func (s *stoppers) wait(d time.Duration) bool {
+	s.mu.Lock()
+	done := append([]chan struct{}(nil), s.done...)
+	s.mu.Unlock()
+	deadline := time.After(d)
+	for _, ch := range done {
+		select {
+		case <-ch:
+		case <-deadline:
+			return true
+		}
+	}
+	return len(done) > 0
 }
 
 func servingSpec(opts Options) pki.LeafSpec {

@@ -30,6 +30,9 @@ type Config struct {
 	ClientURL, PeerURL string
 	// LogLevel of etcd's own logger ("error" keeps start-up quiet).
 	LogLevel string
+	// ForceNewCluster starts the member as the only one of a new cluster,
+	// keeping its data (a cluster reset).
+	ForceNewCluster bool
 }
 
 // Server is a running embedded member.
@@ -106,6 +109,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		*u.adv = []url.URL{*parsed}
 	}
 	ec.InitialCluster = ec.InitialClusterFromName(ec.Name)
+	ec.ForceNewCluster = cfg.ForceNewCluster
 	// The API server compacts history itself; etcd's own periodic
 	// compaction would race it.
 	ec.AutoCompactionRetention = "0"
