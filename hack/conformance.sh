@@ -102,11 +102,15 @@ registry_pid=$!
 # With KEEP=1 it outlives this script (holding the test lock, as the
 # cluster does); hack/killall.sh stops it with the rest.
 echo "$registry_pid" >"$data/registry.pid"
-ORCA_DATA_DIR=$data ORCA_SERVER_FLAGS="--node-ip $hostip --advertise-address $hostip --allow-privileged --registry-config-dir $data/registries" hack/up.sh
+# A build machine's disk is mostly build caches: upstream's 10% free
+# threshold would put every node under disk pressure, tainted, and fail
+# the suite for reasons of the machine, not of the cluster.
+eviction="--eviction-hard nodefs.available<1Gi"
+ORCA_DATA_DIR=$data ORCA_SERVER_FLAGS="--node-ip $hostip --advertise-address $hostip --allow-privileged --registry-config-dir $data/registries $eviction" hack/up.sh
 # Privileged pods on every node, as upstream's kubelet allows them: the
 # suite places some (a Job's hostPath writers) on a random node.
 for n in "${nodes[@]}"; do
-	ORCA_DATA_DIR=$data ORCA_AGENT_FLAGS="--allow-privileged --registry-config-dir $data/registries" hack/node.sh add "$n"
+	ORCA_DATA_DIR=$data ORCA_AGENT_FLAGS="--allow-privileged --registry-config-dir $data/registries $eviction" hack/node.sh add "$n"
 done
 kubectl() { bin/orca kubectl --kubeconfig "$data/kubeconfig" "$@"; }
 kubectl wait --for=condition=Ready node --all --timeout=120s
