@@ -1,6 +1,7 @@
 package controllermanager
 
 import (
+	"github.com/orca-project/orca/internal/controller/bootstrapsigner"
 	"github.com/orca-project/orca/internal/controller/clusterroleaggregation"
 	"github.com/orca-project/orca/internal/controller/cronjob"
 	"github.com/orca-project/orca/internal/controller/csrapproving"
@@ -19,6 +20,7 @@ import (
 	"github.com/orca-project/orca/internal/controller/servicecidrs"
 	"github.com/orca-project/orca/internal/controller/statefulset"
 	"github.com/orca-project/orca/internal/controller/tainteviction"
+	"github.com/orca-project/orca/internal/controller/tokencleaner"
 	"github.com/orca-project/orca/internal/controller/ttlafterfinished"
 	"github.com/orca-project/orca/internal/controller/validatingadmissionpolicystatus"
 )
@@ -27,6 +29,14 @@ import (
 // controller-manager` run, with upstream's default worker counts.
 func DefaultControllers() []Descriptor {
 	return []Descriptor{
+		// Upstream leaves these two to kubeadm to turn on; Orca's nodes join
+		// with bootstrap tokens, so they run by default.
+		{Name: "bootstrapsigner", Workers: 1, New: func(c *Context) (Controller, error) {
+			return bootstrapsigner.New(c.Client, c.QueueMetrics, c.Log)
+		}},
+		{Name: "tokencleaner", Workers: 1, New: func(c *Context) (Controller, error) {
+			return tokencleaner.New(c.Client, c.QueueMetrics, c.Log)
+		}},
 		{Name: "clusterrole-aggregation", Workers: 5, New: func(c *Context) (Controller, error) {
 			return clusterroleaggregation.New(c.Client, c.Informers, c.QueueMetrics, c.Log)
 		}},

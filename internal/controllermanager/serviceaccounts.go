@@ -15,6 +15,7 @@ import (
 // acts as when the manager uses service-account credentials: upstream's
 // names, whose system:controller:NAME roles the bootstrap policy binds.
 var serviceAccounts = map[string]string{
+	"bootstrapsigner":         "bootstrap-signer",
 	"clusterrole-aggregation": "clusterrole-aggregation-controller",
 	"cronjob":                 "cronjob-controller",
 	// Upstream's certificate controllers share one account.
@@ -43,6 +44,7 @@ var serviceAccounts = map[string]string{
 	"service-cidr":                  "service-cidrs-controller",
 	"servicelb":                     "service-lb-controller",
 	"statefulset":                   "statefulset-controller",
+	"tokencleaner":                  "token-cleaner",
 	"ttl-after-finished":            "ttl-after-finished-controller",
 }
 

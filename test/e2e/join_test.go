@@ -17,6 +17,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/cluster-bootstrap/token/jws"
 
 	"github.com/orca-project/orca/internal/agent/join"
 	"github.com/orca-project/orca/internal/auth/bootstraptoken"
@@ -58,7 +59,19 @@ func TestJoinWithToken(t *testing.T) {
 	if _, err := client.CoreV1().Secrets("kube-system").Create(ctx, secret, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	id, _, _ := bootstraptoken.Parse(token)
+	id, tokenSecret, _ := bootstraptoken.Parse(token)
+	// The bootstrap signer signs cluster-info with it, for joiners that
+	// check signatures rather than pin the CA (kubeadm join).
+	eventually(t, 20*time.Second, func() error {
+		cm, err := client.CoreV1().ConfigMaps("kube-public").Get(ctx, "cluster-info", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if !jws.DetachedTokenIsValid(cm.Data["jws-kubeconfig-"+id], cm.Data["kubeconfig"], id, tokenSecret) {
+			return fmt.Errorf("cluster-info not signed with token %s: %v", id, cm.Data)
+		}
+		return nil
+	})
 	x, err := addNodeJoining(9, "K10"+pin+"::"+token)
 	if err != nil {
 		t.Fatal(err)
