@@ -8,7 +8,7 @@ BIN       ?= bin/orca
 LDFLAGS   ?= $(shell hack/ldflags.sh)
 export LDFLAGS
 
-.PHONY: all build images up down killall conformance conformance-smoke test test-unit test-integration fuzz bench bench-extensions bench-scheduler bench-pods bench-proxy bench-dns bench-workloads bench-snapshot vet clean
+.PHONY: all build images up down killall conformance conformance-smoke test test-unit test-integration fuzz bench bench-extensions bench-scheduler bench-pods bench-proxy bench-dns bench-workloads bench-snapshot bench-failover vet clean
 
 all: build
 
@@ -82,6 +82,10 @@ bench-workloads:
 ## bench-snapshot: etcd snapshot save, verify and restore of 100,000 keys, against etcdctl's snapshot save when installed (ARGS='-keys N -rounds M')
 bench-snapshot:
 	$(GO) run -ldflags "$(LDFLAGS)" ./bench/etcdsnapshot $(ARGS)
+## bench-failover: time from a node's agent dying to its pod running Ready elsewhere, with upstream's node
+## lifecycle settings (tolerationSeconds 0, and the default 300 s); a three-node cluster of the end-to-end harness
+bench-failover:
+	ORCA_BENCH_FAILOVER=1 $(GO) test -ldflags "$(LDFLAGS)" -count=1 -timeout 40m -run 'TestFailoverTimes' -v ./test/e2e/ 2>&1 | grep -E 'agent killed|^(--- |ok|FAIL)'
 
 vet:
 	$(GO) vet ./...

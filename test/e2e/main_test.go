@@ -33,7 +33,6 @@ import (
 
 	"github.com/orca-project/orca/internal/agent"
 	"github.com/orca-project/orca/internal/agent/join"
-	"github.com/orca-project/orca/internal/controller/nodelifecycle"
 	"github.com/orca-project/orca/internal/imagebuild"
 	"github.com/orca-project/orca/internal/images"
 	"github.com/orca-project/orca/internal/kubectl"
@@ -147,7 +146,7 @@ func setup(dir string) int {
 		Log:           slog.New(slog.NewTextHandler(io.Discard, nil)),
 		// Node failures are noticed in seconds rather than upstream's
 		// 50; still twice the agent's 10 s heartbeat.
-		NodeLifecycle: nodelifecycle.Config{MonitorPeriod: time.Second, MonitorGracePeriod: testNodeGrace},
+		NodeLifecycle: nodeLifecycle(),
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start server:", err)

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/orca-project/orca/internal/controller/nodelifecycle"
 	"github.com/orca-project/orca/internal/images"
 	"github.com/orca-project/orca/internal/kubelet/cri"
 )
@@ -24,6 +26,17 @@ import (
 // Unknown after this much silence, checked every second.
 const testNodeGrace = 20 * time.Second
 
+// benchFailover runs the failover benchmark (make bench-failover) with
+// upstream's node lifecycle settings instead of the tests'.
+var benchFailover = os.Getenv("ORCA_BENCH_FAILOVER") != ""
+
+func nodeLifecycle() nodelifecycle.Config {
+	if benchFailover {
+		return nodelifecycle.Config{}
+	}
+	return nodelifecycle.Config{MonitorPeriod: time.Second, MonitorGracePeriod: testNodeGrace}
+}
+
 // TestNodeFailure kills a node's agent, and cuts another node off the
 // network: each time the Node goes Unknown and is tainted, the Service
 // stops routing to its pod, the Deployment's pod is recreated on the other
@@ -31,6 +44,9 @@ const testNodeGrace = 20 * time.Second
 // the node comes back the taints go and the deleted pod's containers are
 // stopped.
 func TestNodeFailure(t *testing.T) {
+	if benchFailover {
+		t.Skip("timed for the tests' grace period, not upstream's")
+	}
 	names := needNodes(t, 3)
 	for _, tc := range []struct {
 		name       string
@@ -308,4 +324,72 @@ func runningContainers(t *testing.T, x *extraNode, uid types.UID) int {
 		t.Fatal(err)
 	}
 	return len(resp.Containers)
+}
+
+// TestFailoverTimes measures, with upstream's node lifecycle settings,
+// how long after a node's agent dies its pod runs Ready elsewhere: with
+// tolerationSeconds 0, and with the 300 s the DefaultTolerationSeconds
+// admission gives. Run by make bench-failover only.
+func TestFailoverTimes(t *testing.T) {
+	if !benchFailover {
+		t.Skip("a benchmark: make bench-failover")
+	}
+	extra := needNodes(t, 3)[1:]
+	for _, tc := range []struct {
+		name    string
+		seconds *int64
+	}{{"tolerationSeconds 0", ptr.To[int64](0)}, {"upstream defaults", nil}} {
+		ns := namespace(t)
+		tol := []v1.Toleration{{Key: extraNodeTaint.Key, Operator: v1.TolerationOpExists}}
+		if tc.seconds != nil {
+			tol = append(tol, v1.Toleration{Key: v1.TaintNodeUnreachable, Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoExecute, TolerationSeconds: tc.seconds})
+		}
+		labels := map[string]string{"app": "bench"}
+		d := &appsv1.Deployment{
+			ObjectMeta: metav1.ObjectMeta{Name: "bench", Namespace: ns},
+			Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](1), Selector: &metav1.LabelSelector{MatchLabels: labels},
+				Template: v1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: v1.PodSpec{
+					Tolerations: tol, TerminationGracePeriodSeconds: ptr.To[int64](1),
+					Affinity: &v1.Affinity{NodeAffinity: &v1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{
+						NodeSelectorTerms: []v1.NodeSelectorTerm{{MatchExpressions: []v1.NodeSelectorRequirement{{Key: v1.LabelHostname, Operator: v1.NodeSelectorOpIn, Values: extra}}}},
+					}}},
+					Containers: []v1.Container{{Name: "c", Image: busybox, ImagePullPolicy: v1.PullNever, Command: []string{"sleep", "3600"}}},
+				}}},
+		}
+		ctx := context.Background()
+		if _, err := client.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		var old *v1.Pod
+		eventually(t, 2*time.Minute, func() error {
+			p, err := onlyPod(ctx, ns, "app=bench")
+			if err == nil && !ready(p) {
+				err = fmt.Errorf("not ready")
+			}
+			old = p
+			return err
+		})
+		victim := nodeByName(t, old.Spec.NodeName)
+		start := time.Now()
+		victim.kill()
+		eventually(t, 15*time.Minute, func() error {
+			pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=bench"})
+			if err != nil {
+				return err
+			}
+			for _, p := range pods.Items {
+				if p.UID != old.UID && ready(&p) {
+					return nil
+				}
+			}
+			return fmt.Errorf("no replacement yet")
+		})
+		t.Logf("%s: agent killed → replacement Ready on another node in %v", tc.name, time.Since(start).Round(time.Second))
+		if err := victim.start(); err != nil {
+			t.Fatal(err)
+		}
+		if err := waitReady(victim.name, 2*time.Minute); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
