@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -113,16 +114,19 @@ type Config struct {
 
 // Server is the API server's HTTP handler and the caches behind it.
 type Server struct {
-	cfg       Config
-	log       *slog.Logger
-	codecs    *codecs
-	resources map[schema.GroupVersionResource]*resource
-	ordered   []*resource
-	metrics   *metrics
-	handler   http.Handler
-	admission admission.Chain
-	kubelet   *http.Transport
-	tokens    *tokens
+	cfg Config
+	log *slog.Logger
+	// endpointLease is the etcd lease this server's `kubernetes` endpoint
+	// is held under (0: none yet).
+	endpointLease atomic.Int64
+	codecs        *codecs
+	resources     map[schema.GroupVersionResource]*resource
+	ordered       []*resource
+	metrics       *metrics
+	handler       http.Handler
+	admission     admission.Chain
+	kubelet       *http.Transport
+	tokens        *tokens
 	// maxInFlight is nil without in-flight limits or with API Priority
 	// and Fairness, which has apf instead.
 	maxInFlight *maxInFlight
@@ -273,6 +277,11 @@ func (s *Server) Run(ctx context.Context) error {
 	s.registerLocalAPIServices(ctx)
 	go s.runCRDs(ctx, crds)
 	go s.runAPIServices(ctx)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		s.runEndpointReconciler(ctx)
+	}()
 	s.readyMu.Lock()
 	s.ready = true
 	s.readyMu.Unlock()
