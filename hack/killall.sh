@@ -7,6 +7,12 @@
 # with the agents and any helper whose pid file lies in the directory.
 # The data itself stays unless --purge is given.
 #
+# `orca killall` does the same from the binary and also removes the node's
+# network state (bridge, orca-svc, tables, routes) in the network namespace
+# it runs in. This script leaves the network alone, because hack/node.sh
+# runs it from the machine's namespace for nodes whose network lives in
+# namespaces of their own.
+#
 #   hack/killall.sh [--purge] [DATA_DIR]   (default: ORCA_DATA_DIR or /var/lib/orca)
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -1,16 +1,16 @@
 package volume
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/orca-project/orca/internal/mountinfo"
 )
 
 // isMountPoint reports whether dir is the root of a mount other than its
@@ -72,45 +72,17 @@ func mountPointsUnder(dir string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.Open("/proc/self/mountinfo")
+	points, err := mountinfo.Self()
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
 	var out []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 5 {
-			continue
-		}
-		p := unescapeMountinfo(fields[4])
+	for _, p := range points {
 		if p == real || strings.HasPrefix(p, real+"/") {
 			out = append(out, p)
 		}
 	}
-	return out, sc.Err()
-}
-
-// unescapeMountinfo decodes the octal escapes (\040 for a space) the
-// kernel writes in mountinfo paths.
-func unescapeMountinfo(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+4 <= len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
+	return out, nil
 }
 
 func isNotEmpty(err error) bool {
