@@ -17,6 +17,9 @@ import (
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -74,7 +77,73 @@ func run(m *testing.M) int {
 	}
 	restCfg.QPS, restCfg.Burst = 1000, 1000
 	client = kubernetes.NewForConfigOrDie(restCfg)
+	stop, err := keepNodeAlive(client, fakeNodeName)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer stop()
 	return m.Run()
+}
+
+// fakeNodeName is the node the workload tests bind their pods to.
+const fakeNodeName = "fake-node"
+
+// keepNodeAlive registers a Ready node and renews its Lease as a kubelet
+// would, until stop is called: pods bound to a node that does not exist
+// are removed by the pod garbage collector, and those of a silent node
+// are marked not ready by the node lifecycle controller. Its taint keeps
+// the scheduler and the DaemonSet controller from placing pods on it.
+func keepNodeAlive(c kubernetes.Interface, name string) (stop func(), err error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	node := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec:       corev1.NodeSpec{Taints: []corev1.Taint{{Key: "orca.test/fake-node", Effect: corev1.TaintEffectNoSchedule}}},
+	}
+	created, err := c.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("register %s: %w", name, err)
+	}
+	now := metav1.Now()
+	created.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
+		LastHeartbeatTime: now, LastTransitionTime: now}}
+	if _, err := c.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+		cancel()
+		return nil, fmt.Errorf("status of %s: %w", name, err)
+	}
+	renew := func() error {
+		t := metav1.NewMicroTime(time.Now())
+		leases := c.CoordinationV1().Leases(corev1.NamespaceNodeLease)
+		l, err := leases.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			_, err = leases.Create(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: corev1.NamespaceNodeLease},
+				Spec: coordinationv1.LeaseSpec{HolderIdentity: &name, RenewTime: &t}}, metav1.CreateOptions{})
+			return err
+		}
+		l.Spec.RenewTime = &t
+		_, err = leases.Update(ctx, l, metav1.UpdateOptions{})
+		return err
+	}
+	if err := renew(); err != nil {
+		cancel()
+		return nil, fmt.Errorf("lease of %s: %w", name, err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(5 * time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				_ = renew()
+			}
+		}
+	}()
+	return func() { cancel(); <-done }, nil
 }
 
 // runServerProcess runs a control plane on ORCA_TEST_DATA_DIR until it is
