@@ -339,57 +339,62 @@ func TestFailoverTimes(t *testing.T) {
 		name    string
 		seconds *int64
 	}{{"tolerationSeconds 0", ptr.To[int64](0)}, {"upstream defaults", nil}} {
-		ns := namespace(t)
-		tol := []v1.Toleration{{Key: extraNodeTaint.Key, Operator: v1.TolerationOpExists}}
-		if tc.seconds != nil {
-			tol = append(tol, v1.Toleration{Key: v1.TaintNodeUnreachable, Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoExecute, TolerationSeconds: tc.seconds})
-		}
-		labels := map[string]string{"app": "bench"}
-		d := &appsv1.Deployment{
-			ObjectMeta: metav1.ObjectMeta{Name: "bench", Namespace: ns},
-			Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](1), Selector: &metav1.LabelSelector{MatchLabels: labels},
-				Template: v1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: v1.PodSpec{
-					Tolerations: tol, TerminationGracePeriodSeconds: ptr.To[int64](1),
-					Affinity: &v1.Affinity{NodeAffinity: &v1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{
-						NodeSelectorTerms: []v1.NodeSelectorTerm{{MatchExpressions: []v1.NodeSelectorRequirement{{Key: v1.LabelHostname, Operator: v1.NodeSelectorOpIn, Values: extra}}}},
-					}}},
-					Containers: []v1.Container{{Name: "c", Image: busybox, ImagePullPolicy: v1.PullNever, Command: []string{"sleep", "3600"}}},
+		t.Run(tc.name, func(t *testing.T) { failoverTime(t, extra, tc.name, tc.seconds) })
+	}
+}
+
+// failoverTime runs one measurement of TestFailoverTimes.
+func failoverTime(t *testing.T, extra []string, name string, seconds *int64) {
+	ns := namespace(t)
+	tol := []v1.Toleration{{Key: extraNodeTaint.Key, Operator: v1.TolerationOpExists}}
+	if seconds != nil {
+		tol = append(tol, v1.Toleration{Key: v1.TaintNodeUnreachable, Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoExecute, TolerationSeconds: seconds})
+	}
+	labels := map[string]string{"app": "bench"}
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "bench", Namespace: ns},
+		Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](1), Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: v1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: v1.PodSpec{
+				Tolerations: tol, TerminationGracePeriodSeconds: ptr.To[int64](1),
+				Affinity: &v1.Affinity{NodeAffinity: &v1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{
+					NodeSelectorTerms: []v1.NodeSelectorTerm{{MatchExpressions: []v1.NodeSelectorRequirement{{Key: v1.LabelHostname, Operator: v1.NodeSelectorOpIn, Values: extra}}}},
 				}}},
+				Containers: []v1.Container{{Name: "c", Image: busybox, ImagePullPolicy: v1.PullNever, Command: []string{"sleep", "3600"}}},
+			}}},
+	}
+	ctx := context.Background()
+	if _, err := client.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var old *v1.Pod
+	eventually(t, 2*time.Minute, func() error {
+		p, err := onlyPod(ctx, ns, "app=bench")
+		if err == nil && !ready(p) {
+			err = fmt.Errorf("not ready")
 		}
-		ctx := context.Background()
-		if _, err := client.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		var old *v1.Pod
-		eventually(t, 2*time.Minute, func() error {
-			p, err := onlyPod(ctx, ns, "app=bench")
-			if err == nil && !ready(p) {
-				err = fmt.Errorf("not ready")
-			}
-			old = p
+		old = p
+		return err
+	})
+	victim := nodeByName(t, old.Spec.NodeName)
+	start := time.Now()
+	victim.kill()
+	eventually(t, 15*time.Minute, func() error {
+		pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=bench"})
+		if err != nil {
 			return err
-		})
-		victim := nodeByName(t, old.Spec.NodeName)
-		start := time.Now()
-		victim.kill()
-		eventually(t, 15*time.Minute, func() error {
-			pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=bench"})
-			if err != nil {
-				return err
-			}
-			for _, p := range pods.Items {
-				if p.UID != old.UID && ready(&p) {
-					return nil
-				}
-			}
-			return fmt.Errorf("no replacement yet")
-		})
-		t.Logf("%s: agent killed → replacement Ready on another node in %v", tc.name, time.Since(start).Round(time.Second))
-		if err := victim.start(); err != nil {
-			t.Fatal(err)
 		}
-		if err := waitReady(victim.name, 2*time.Minute); err != nil {
-			t.Fatal(err)
+		for _, p := range pods.Items {
+			if p.UID != old.UID && ready(&p) {
+				return nil
+			}
 		}
+		return fmt.Errorf("no replacement yet")
+	})
+	t.Logf("%s: agent killed → replacement Ready on another node in %v", name, time.Since(start).Round(time.Second))
+	if err := victim.start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := waitReady(victim.name, 2*time.Minute); err != nil {
+		t.Fatal(err)
 	}
 }
