@@ -181,6 +181,11 @@ func (s *Server) syncCRD(ctx context.Context, res *resource, crd *apiextensionsv
 	}
 	terminating := apiextensions.Terminating(crd)
 	if accepted.Status == apiextensionsv1.ConditionTrue && !terminating && !apihelpers.IsCRDConditionTrue(crd, apiextensionsv1.Established) {
+		// Served before it is said to be: a client that waits for
+		// Established must never find its resource missing.
+		if err := s.serveCRD(crd, terminating, st); err != nil {
+			return true, err
+		}
 		return true, s.updateCRD(ctx, res, crd, func(c *apiextensionsv1.CustomResourceDefinition) {
 			apihelpers.SetCRDCondition(c, apiextensions.Established())
 		})
