@@ -112,10 +112,6 @@ func (c Config) withDefaults() Config {
 // upstream's nodeEvictionPeriod.
 const taintPassPeriod = 100 * time.Millisecond
 
-// nodeNameIndex indexes pods by spec.nodeName; the taint eviction
-// controller adds the same index to the shared pod informer.
-const nodeNameIndex = "nodeName"
-
 // zone is a failure domain's taint queue and its rate.
 type zone struct {
 	state   zoneState
@@ -196,15 +192,8 @@ func newController(client kubernetes.Interface, factory informers.SharedInformer
 	nodeInf := factory.Core().V1().Nodes()
 	leaseInf := factory.Coordination().V1().Leases()
 	podInf := factory.Core().V1().Pods()
-	if _, ok := podInf.Informer().GetIndexer().GetIndexers()[nodeNameIndex]; !ok {
-		if err := podInf.Informer().AddIndexers(cache.Indexers{nodeNameIndex: func(obj any) ([]string, error) {
-			if p, ok := obj.(*v1.Pod); ok && p.Spec.NodeName != "" {
-				return []string{p.Spec.NodeName}, nil
-			}
-			return nil, nil
-		}}); err != nil {
-			return nil, fmt.Errorf("node lifecycle: pod index: %w", err)
-		}
+	if err := controllerutil.AddPodNodeIndex(podInf.Informer()); err != nil {
+		return nil, fmt.Errorf("node lifecycle: pod index: %w", err)
 	}
 	c := &Controller{
 		client: client, nodes: nodeInf.Lister(), leases: leaseInf.Lister(), pods: podInf.Informer().GetIndexer(),
@@ -549,7 +538,7 @@ func (c *Controller) handleDisruption(ctx context.Context, zoneConds map[string]
 // markPodsNotReady sets the Ready condition of the node's pods to False,
 // so that endpoints drop them while nobody can vouch for them.
 func (c *Controller) markPodsNotReady(ctx context.Context, nodeName string, now time.Time) {
-	objs, err := c.pods.ByIndex(nodeNameIndex, nodeName)
+	objs, err := c.pods.ByIndex(controllerutil.PodNodeIndex, nodeName)
 	if err != nil {
 		return
 	}

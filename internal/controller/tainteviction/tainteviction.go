@@ -52,10 +52,6 @@ import (
 const (
 	name = "taint-eviction-controller"
 
-	// NodeNameIndex indexes pods by spec.nodeName, so that a node's taint
-	// change reaches the pods on it without listing every pod.
-	NodeNameIndex = "nodeName"
-
 	eventReason   = "TaintManagerEviction"
 	conditionWhy  = "DeletionByTaintManager"
 	conditionText = "Taint manager: deleting due to NoExecute taint"
@@ -105,13 +101,8 @@ func newController(client kubernetes.Interface, factory informers.SharedInformer
 	clk clock.WithTicker, events record.EventBroadcaster, recorder record.EventRecorder) (*Controller, error) {
 	podInf := factory.Core().V1().Pods()
 	nodeInf := factory.Core().V1().Nodes()
-	// Another controller may have registered the same index on the shared
-	// informer first; adding it twice is an error, and both index the same
-	// field.
-	if _, ok := podInf.Informer().GetIndexer().GetIndexers()[NodeNameIndex]; !ok {
-		if err := podInf.Informer().AddIndexers(cache.Indexers{NodeNameIndex: indexByNodeName}); err != nil {
-			return nil, fmt.Errorf("%s: pod index: %w", name, err)
-		}
+	if err := controllerutil.AddPodNodeIndex(podInf.Informer()); err != nil {
+		return nil, fmt.Errorf("%s: pod index: %w", name, err)
 	}
 	c := &Controller{
 		client:     client,
@@ -143,14 +134,6 @@ func newController(client kubernetes.Interface, factory informers.SharedInformer
 		return nil, fmt.Errorf("%s: node handler: %w", name, err)
 	}
 	return c, nil
-}
-
-func indexByNodeName(obj any) ([]string, error) {
-	p, ok := obj.(*v1.Pod)
-	if !ok || p.Spec.NodeName == "" {
-		return nil, nil
-	}
-	return []string{p.Spec.NodeName}, nil
 }
 
 // Name names the controller.
@@ -221,7 +204,7 @@ func (c *Controller) nodeDeleted(obj any) {
 }
 
 func (c *Controller) enqueueNode(node string) {
-	objs, err := c.pods.ByIndex(NodeNameIndex, node)
+	objs, err := c.pods.ByIndex(controllerutil.PodNodeIndex, node)
 	if err != nil {
 		c.log.Error("list pods on node", "node", node, "err", err)
 		return

@@ -21,6 +21,8 @@ import (
 	"k8s.io/client-go/tools/record"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
+
+	"github.com/orca-project/orca/internal/controller/controllerutil"
 )
 
 var t0 = time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
@@ -511,7 +513,7 @@ func TestNodeTaintChangesRequeueItsPods(t *testing.T) {
 // informer first.
 func TestNodeNameIndexMayAlreadyExist(t *testing.T) {
 	factory := informers.NewSharedInformerFactory(fake.NewSimpleClientset(), 0)
-	if err := factory.Core().V1().Pods().Informer().AddIndexers(cache.Indexers{NodeNameIndex: indexByNodeName}); err != nil {
+	if err := controllerutil.AddPodNodeIndex(factory.Core().V1().Pods().Informer()); err != nil {
 		t.Fatal(err)
 	}
 	for range 2 {
