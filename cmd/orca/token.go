@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"crypto/x509"
-	"encoding/pem"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -21,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	certutil "k8s.io/client-go/util/cert"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 
 	"github.com/orca-project/orca/internal/auth/bootstraptoken"
@@ -131,11 +130,11 @@ func clusterCACert(cfg *rest.Config) (*x509.Certificate, error) {
 			return nil, fmt.Errorf("cluster CA: %w", err)
 		}
 	}
-	b, _ := pem.Decode(data)
-	if b == nil {
-		return nil, errors.New("the kubeconfig names no cluster CA, which join tokens carry the hash of")
+	certs, err := certutil.ParseCertsPEM(data)
+	if err != nil {
+		return nil, fmt.Errorf("the kubeconfig names no cluster CA, which join tokens carry the hash of: %w", err)
 	}
-	return x509.ParseCertificate(b.Bytes)
+	return certs[0], nil
 }
 
 // printTokens writes kubeadm's `token list` table.

@@ -37,6 +37,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	certutil "k8s.io/client-go/util/cert"
 	"k8s.io/client-go/util/certificate"
 	"k8s.io/client-go/util/certificate/csr"
 	"k8s.io/client-go/util/keyutil"
@@ -169,7 +170,7 @@ func Join(ctx context.Context, c Config) (*Credentials, error) {
 			return nil, fmt.Errorf("store cluster CA: %w", err)
 		}
 		c.Log.Info("joined the cluster", "node", c.NodeName)
-	} else if _, err := parseCerts(caPEM); err != nil {
+	} else if _, err := certutil.ParseCertsPEM(caPEM); err != nil {
 		return nil, fmt.Errorf("cluster CA in %s: %w", caPath, err)
 	}
 	nodeConfig := configOf(stores[0])
@@ -256,7 +257,7 @@ func discoverCA(ctx context.Context, server, pin string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	certs, err := parseCerts(caPEM)
+	certs, err := certutil.ParseCertsPEM(caPEM)
 	if err != nil {
 		return nil, fmt.Errorf("cluster-info: %w", err)
 	}
@@ -305,27 +306,4 @@ func clusterInfoCA(ctx context.Context, hc *http.Client, server string) ([]byte,
 		}
 	}
 	return nil, errors.New("cluster-info names no CA")
-}
-
-func parseCerts(data []byte) ([]*x509.Certificate, error) {
-	var out []*x509.Certificate
-	for {
-		var b *pem.Block
-		b, data = pem.Decode(data)
-		if b == nil {
-			break
-		}
-		if b.Type != "CERTIFICATE" {
-			continue
-		}
-		c, err := x509.ParseCertificate(b.Bytes)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	if len(out) == 0 {
-		return nil, errors.New("no certificate")
-	}
-	return out, nil
 }
