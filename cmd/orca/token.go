@@ -15,7 +15,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -85,9 +84,9 @@ func newTokenCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			secrets, err := client.CoreV1().Secrets(metav1.NamespaceSystem).List(cmd.Context(), metav1.ListOptions{
-				FieldSelector: fields.OneTermEqualSelector("type", string(bootstrapapi.SecretTypeBootstrapToken)).String(),
-			})
+			opts := metav1.ListOptions{}
+			bootstraptoken.OnlyTokens(&opts)
+			secrets, err := client.CoreV1().Secrets(metav1.NamespaceSystem).List(cmd.Context(), opts)
 			if err != nil {
 				return fmt.Errorf("list tokens: %w", err)
 			}

@@ -20,6 +20,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 	bootstraputil "k8s.io/cluster-bootstrap/token/util"
 	bootstrapsecrets "k8s.io/cluster-bootstrap/util/secrets"
@@ -239,4 +240,9 @@ func VerifyPin(certs []*x509.Certificate, pin string) (*x509.Certificate, error)
 		}
 	}
 	return nil, fmt.Errorf("the cluster CA's public key hash does not match the join token's (%s…): refusing to trust this server", pin[:12])
+}
+
+// OnlyTokens narrows a list or watch of Secrets to bootstrap tokens.
+func OnlyTokens(o *metav1.ListOptions) {
+	o.FieldSelector = fields.OneTermEqualSelector("type", string(bootstrapapi.SecretTypeBootstrapToken)).String()
 }

@@ -31,6 +31,7 @@ import (
 	"k8s.io/cluster-bootstrap/token/jws"
 	bootstrapsecrets "k8s.io/cluster-bootstrap/util/secrets"
 
+	"github.com/orca-project/orca/internal/auth/bootstraptoken"
 	"github.com/orca-project/orca/internal/controller/controllerutil"
 )
 
@@ -52,9 +53,7 @@ type Controller struct {
 // its own, limited to those namespaces.
 func New(client kubernetes.Interface, metrics workqueue.MetricsProvider, log *slog.Logger) (*Controller, error) {
 	tokens := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(metav1.NamespaceSystem),
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-			o.FieldSelector = fields.OneTermEqualSelector("type", string(bootstrapapi.SecretTypeBootstrapToken)).String()
-		}))
+		informers.WithTweakListOptions(bootstraptoken.OnlyTokens))
 	public := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(metav1.NamespacePublic),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", bootstrapapi.ConfigMapClusterInfo).String()

@@ -13,7 +13,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
@@ -25,6 +24,7 @@ import (
 	bootstrapsecrets "k8s.io/cluster-bootstrap/util/secrets"
 	"k8s.io/utils/clock"
 
+	"github.com/orca-project/orca/internal/auth/bootstraptoken"
 	"github.com/orca-project/orca/internal/controller/controllerutil"
 )
 
@@ -49,9 +49,7 @@ func New(client kubernetes.Interface, metrics workqueue.MetricsProvider, log *sl
 
 func newController(client kubernetes.Interface, metrics workqueue.MetricsProvider, log *slog.Logger, clk clock.PassiveClock) (*Controller, error) {
 	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(metav1.NamespaceSystem),
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-			o.FieldSelector = fields.OneTermEqualSelector("type", string(bootstrapapi.SecretTypeBootstrapToken)).String()
-		}))
+		informers.WithTweakListOptions(bootstraptoken.OnlyTokens))
 	inf := factory.Core().V1().Secrets()
 	c := &Controller{
 		client: client, factory: factory, secrets: inf.Lister(), synced: inf.Informer().HasSynced,
