@@ -23,6 +23,8 @@ func newServerCommand() *cobra.Command {
 		disableAgent bool
 		node         agentFlags
 		snapshots    etcdSnapshotServerFlags
+
+		serverToken, serverTokenFile string
 	)
 	cmd := &cobra.Command{
 		Use:   "server",
@@ -36,6 +38,16 @@ func newServerCommand() *cobra.Command {
 				return err
 			}
 			opts.TerminatedPodGCThreshold = podGCThreshold(opts.TerminatedPodGCThreshold)
+			if opts.JoinServer != "" {
+				tok, err := joinToken(serverToken, serverTokenFile)
+				if err != nil {
+					return err
+				}
+				if tok == "" {
+					return fmt.Errorf("--server needs the cluster's server token: --token or --token-file (DATA_DIR/%s on a running server)", server.ServerTokenFile)
+				}
+				opts.JoinToken = tok
+			}
 			if !disableAgent {
 				a, err := node.complete()
 				if err != nil {
@@ -67,8 +79,13 @@ func newServerCommand() *cobra.Command {
 	f.StringVar(&opts.EtcdCAFile, "etcd-cafile", "", "CA bundle to verify the external etcd's certificates")
 	f.StringVar(&opts.EtcdCertFile, "etcd-certfile", "", "client certificate for the external etcd")
 	f.StringVar(&opts.EtcdKeyFile, "etcd-keyfile", "", "client key for the external etcd")
-	f.StringVar(&opts.EtcdClientURL, "etcd-listen-client-url", "", "URL the embedded etcd serves clients on (off when empty)")
-	f.StringVar(&opts.EtcdPeerURL, "etcd-listen-peer-url", "", "URL the embedded etcd serves peers on")
+	f.StringVar(&opts.EtcdClientURL, "etcd-listen-client-url", "", "URL the embedded etcd serves clients on (overrides --etcd-client-port)")
+	f.StringVar(&opts.EtcdPeerURL, "etcd-listen-peer-url", "", "URL the embedded etcd serves peers on (overrides --etcd-peer-port)")
+	f.IntVar(&opts.EtcdPeerPort, "etcd-peer-port", 2380, "port the embedded etcd serves its peers on, on the advertise address with TLS, so that other servers can join (0: a unix socket in the data dir, and no server can join)")
+	f.IntVar(&opts.EtcdClientPort, "etcd-client-port", 2379, "port the embedded etcd serves clients on, on the advertise address with TLS (0: a unix socket in the data dir)")
+	f.StringVar(&opts.JoinServer, "server", "", "join the cluster of the server at this URL (https://HOST:6443) as another server")
+	f.StringVar(&serverToken, "token", "", "the cluster's server token, to join with --server (DATA_DIR/server-token on a running server)")
+	f.StringVar(&serverTokenFile, "token-file", "", "file holding the server token")
 	snapshots.register(f, &opts)
 	f.StringVar(&opts.ClusterCIDR, "cluster-cidr", server.DefaultClusterCIDR, "IPv4 range node pod CIDRs (a /24 each) are assigned from")
 	f.StringVar(&opts.ServiceCIDR, "service-cidr", server.DefaultServiceCIDR, "IPv4 range service cluster IPs are allocated from")

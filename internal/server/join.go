@@ -22,6 +22,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 
+	"github.com/orca-project/orca/internal/auth/bootstrappolicy"
 	"github.com/orca-project/orca/internal/auth/bootstraptoken"
 	"github.com/orca-project/orca/internal/auth/pki"
 )
@@ -50,24 +51,38 @@ func setupJoin(ctx context.Context, opts Options, tlsDir string, ca *pki.Pair, p
 	if err := ensureClusterInfo(ctx, client, joinURL(opts, port), ca.CertPEM); err != nil {
 		return "", false, err
 	}
-	path := filepath.Join(opts.DataDir, TokenFile)
+	join, created, err := ensureToken(ctx, client, filepath.Join(opts.DataDir, TokenFile), ca, bootstraptoken.Spec{
+		Description: joinTokenDescription,
+		Usages:      []string{"authentication", "signing"}, Groups: []string{bootstraptoken.NodeGroup},
+	})
+	if err != nil {
+		return "", false, err
+	}
+	if _, _, err := ensureToken(ctx, client, filepath.Join(opts.DataDir, ServerTokenFile), ca, bootstraptoken.Spec{
+		Description: serverTokenDescription,
+		Usages:      []string{"authentication"}, Groups: []string{bootstrappolicy.ServerBootstrapGroup},
+	}); err != nil {
+		return "", false, err
+	}
+	return join, created, nil
+}
+
+// ensureToken loads or creates the token kept at path and makes sure its
+// Secret exists (put back if it went missing while the file stayed).
+func ensureToken(ctx context.Context, client kubernetes.Interface, path string, ca *pki.Pair, spec bootstraptoken.Spec) (string, bool, error) {
 	join, created, err := loadOrCreateJoinToken(path, ca.Cert)
 	if err != nil {
 		return "", false, err
 	}
-	_, token, err := bootstraptoken.ParseJoinToken(join)
-	if err != nil {
-		return "", false, fmt.Errorf("join token in %s: %w", path, err)
+	if _, spec.Token, err = bootstraptoken.ParseJoinToken(join); err != nil {
+		return "", false, fmt.Errorf("token in %s: %w", path, err)
 	}
-	secret, _, err := bootstraptoken.Spec{
-		Token: token, Description: joinTokenDescription,
-		Usages: []string{"authentication", "signing"}, Groups: []string{bootstraptoken.NodeGroup},
-	}.Secret(time.Now())
+	secret, _, err := spec.Secret(time.Now())
 	if err != nil {
 		return "", false, err
 	}
 	if _, err := client.CoreV1().Secrets(metav1.NamespaceSystem).Create(ctx, secret, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return "", false, fmt.Errorf("join token secret: %w", err)
+		return "", false, fmt.Errorf("token secret: %w", err)
 	}
 	return join, created, nil
 }

@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -31,6 +32,7 @@ import (
 	"github.com/orca-project/orca/internal/agent"
 	"github.com/orca-project/orca/internal/apiserver"
 	"github.com/orca-project/orca/internal/audit"
+	"github.com/orca-project/orca/internal/auth/bootstrappolicy"
 	"github.com/orca-project/orca/internal/auth/pki"
 	"github.com/orca-project/orca/internal/controller/nodelifecycle"
 	"github.com/orca-project/orca/internal/registry/builtin"
@@ -64,6 +66,17 @@ type Options struct {
 	// EtcdClientURL and EtcdPeerURL are the embedded member's listeners;
 	// empty leaves them off (the server uses an in-process client).
 	EtcdClientURL, EtcdPeerURL string
+	// EtcdPeerPort and EtcdClientPort, when EtcdPeerURL and EtcdClientURL
+	// are empty, put the embedded member's listeners on the advertise
+	// address with TLS from the etcd CA (upstream's 2380 and 2379 in
+	// `orca server`), so that other servers can join; 0 leaves them on
+	// unix sockets in the data dir.
+	EtcdPeerPort, EtcdClientPort int
+	// JoinServer and JoinToken join this server to the cluster of the
+	// server at JoinServer (https://HOST:PORT), with that cluster's
+	// server token (DATA_DIR/server-token there): it fetches the shared
+	// keys and, with the embedded etcd, joins its etcd cluster.
+	JoinServer, JoinToken string
 	// EtcdSnapshotScheduleCron, EtcdSnapshotRetention and EtcdSnapshotDir
 	// set the embedded member's scheduled snapshots (k3s's flags; their
 	// defaults when zero, DATA_DIR/snapshots for the directory); see
@@ -205,6 +218,21 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 	}
 
 	tlsDir := filepath.Join(opts.DataDir, "tls")
+	embeddedEtcd := len(opts.EtcdEndpoints) == 0
+	var boot *serverBootstrap
+	if opts.JoinServer != "" && (!fileExists(filepath.Join(tlsDir, "ca.key")) || embeddedEtcd && !embedded.HasData(filepath.Join(opts.DataDir, "etcd"))) {
+		say("joining the cluster of %s", opts.JoinServer)
+		var err error
+		if boot, err = fetchServerBootstrap(ctx, opts.JoinServer, opts.JoinToken); err != nil {
+			return nil, fmt.Errorf("join %s: %w", opts.JoinServer, err)
+		}
+		if boot.ExternalEtcd && embeddedEtcd {
+			return nil, fmt.Errorf("join %s: that cluster keeps its data in an external etcd; give this server the same --etcd-endpoints", opts.JoinServer)
+		}
+		if err := writeShared(opts.DataDir, boot); err != nil {
+			return nil, fmt.Errorf("join %s: %w", opts.JoinServer, err)
+		}
+	}
 	say("certificates in %s", tlsDir)
 	ca, err := pki.LoadOrCreateCA(tlsDir, "ca", "orca-ca")
 	if err != nil {
@@ -244,7 +272,15 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 		return nil, err
 	}
 
-	var client *clientv3.Client
+	var (
+		client *clientv3.Client
+		// member is the embedded etcd member; cluster, for a server
+		// that joined just now, a client of the other members through
+		// which memberID is promoted.
+		member   *etcdMember
+		cluster  *clientv3.Client
+		memberID uint64
+	)
 	closeEtcd := func() {}
 	if len(opts.EtcdEndpoints) > 0 {
 		say("connecting to etcd at %v", opts.EtcdEndpoints)
@@ -253,14 +289,33 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 		}
 		closeEtcd = func() { client.Close() }
 	} else {
-		dir := filepath.Join(opts.DataDir, "etcd")
-		say("starting embedded etcd (data in %s)", dir)
-		e, err := embedded.Start(ctx, embedded.Config{Dir: dir, ClientURL: opts.EtcdClientURL, PeerURL: opts.EtcdPeerURL})
-		if err != nil {
+		if member, err = etcdMemberConfig(opts, tlsDir); err != nil {
 			return nil, err
 		}
+		if boot != nil {
+			if cluster, memberID, err = joinEtcd(ctx, member, boot); err != nil {
+				return nil, fmt.Errorf("join %s: %w", opts.JoinServer, err)
+			}
+			say("added etcd member %s as a learner of the cluster at %v", member.cfg.Name, boot.EtcdClientURLs)
+		}
+		say("starting embedded etcd (data in %s)", member.cfg.Dir)
+		e, err := embedded.Start(ctx, member.cfg)
+		if err != nil {
+			if cluster != nil {
+				cluster.Close()
+			}
+			return nil, err
+		}
+		if memberID == 0 {
+			memberID = e.ID()
+		}
 		client = e.Client()
-		closeEtcd = e.Close
+		closeEtcd = func() {
+			if cluster != nil {
+				cluster.Close()
+			}
+			e.Close()
+		}
 	}
 
 	extra, openAPI, err := extraHandlers()
@@ -278,6 +333,11 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 		Log:          opts.Log,
 	})
 	extra[encryption.PathPrefix] = encryptionHandler(encManager)
+	shared := sharedFiles
+	if enc.path != "" {
+		shared = append(slices.Clone(shared), "tls/"+encryption.GeneratedFile)
+	}
+	extra[bootstrappolicy.ServerBootstrapPath] = serverBootstrapHandler(opts.DataDir, shared, client, !embeddedEtcd)
 	reg := prometheus.NewRegistry()
 	roots := x509.NewCertPool()
 	roots.AddCert(ca.Cert)
@@ -457,6 +517,7 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 		say("join token (kept in %s): %s", filepath.Join(opts.DataDir, TokenFile), join)
 	}
 	say("join machines with: orca agent --server %s --token-file %s (or --token TOKEN)", joinURL(opts, port), filepath.Join(opts.DataDir, TokenFile))
+	say("add servers with: orca server --server %s --token-file %s (a copy of this file)", joinURL(opts, port), filepath.Join(opts.DataDir, ServerTokenFile))
 	if err := startFlowControl(gctx, opts, tlsDir, ca, port, fc, g.Go); err != nil {
 		cancel()
 		_ = inst.Wait()
@@ -468,6 +529,9 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 		return nil, err
 	}
 	say("API server ready at %s", url)
+	if member != nil {
+		g.Go(func() error { return runMembership(gctx, opts.Log, client, cluster, memberID, member) })
+	}
 	if err := maintenance.start(gctx, client, reg, g.Go); err != nil {
 		cancel()
 		_ = inst.Wait()

@@ -29,7 +29,8 @@ const (
 )
 
 // ClusterResetMessage is what k3s prints once --cluster-reset is done.
-const ClusterResetMessage = "Managed etcd cluster membership has been reset, restart without --cluster-reset flag now."
+const ClusterResetMessage = "Managed etcd cluster membership has been reset, restart without --cluster-reset flag now. " +
+	"Back up and delete DATA_DIR/etcd on each other server, then start it with --server and --token to rejoin."
 
 // SnapshotDir is where the server on dataDir keeps etcd snapshots: dir
 // when set, else DATA_DIR/snapshots.
@@ -192,10 +193,15 @@ func ResetCluster(ctx context.Context, opts Options, restorePath string) error {
 	} else if _, err := os.Stat(filepath.Join(dir, "member")); err != nil {
 		return fmt.Errorf("no etcd data in %s to reset (without --cluster-reset-restore-path, the existing data is kept): %w", dir, err)
 	}
-	if etcdListening(opts) {
+	opts = withAdvertisedIP(opts)
+	member, err := etcdMemberConfig(opts, filepath.Join(opts.DataDir, "tls"))
+	if err != nil {
+		return err
+	}
+	if etcdListening(opts.DataDir, member.cfg.ClientURL) {
 		return fmt.Errorf("the server on %s is running: stop it before --cluster-reset", opts.DataDir)
 	}
-	cfg := embedded.Config{Dir: dir, ClientURL: opts.EtcdClientURL, PeerURL: opts.EtcdPeerURL}
+	cfg := member.cfg
 	if restorePath != "" {
 		old := filepath.Join(opts.DataDir, fmt.Sprintf("etcd-old-%d", time.Now().Unix()))
 		moved := false
@@ -207,7 +213,11 @@ func ResetCluster(ctx context.Context, opts Options, restorePath string) error {
 		} else if !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
-		if err := etcdsnapshot.Restore(restorePath, dir, "", opts.EtcdPeerURL); err != nil {
+		err := etcdsnapshot.Restore(restorePath, dir, cfg.Name, member.peerURL)
+		if err == nil {
+			err = writeMemberName(dir, cfg.Name)
+		}
+		if err != nil {
 			if moved {
 				if rerr := os.Rename(old, dir); rerr != nil {
 					return fmt.Errorf("%w (and the previous data could not be put back from %s: %v)", err, old, rerr)
@@ -247,10 +257,10 @@ func exists(path string) bool {
 // etcdListening reports whether something answers on the embedded
 // member's client listener: a running server, whose data a reset must not
 // move away.
-func etcdListening(opts Options) bool {
-	network, addr := "unix", filepath.Join(etcdDataDir(opts.DataDir), "client.sock")
-	if opts.EtcdClientURL != "" {
-		u, err := url.Parse(opts.EtcdClientURL)
+func etcdListening(dataDir, clientURL string) bool {
+	network, addr := "unix", filepath.Join(etcdDataDir(dataDir), "client.sock")
+	if clientURL != "" {
+		u, err := url.Parse(clientURL)
 		if err != nil {
 			return false
 		}

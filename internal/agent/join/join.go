@@ -156,7 +156,7 @@ func Join(ctx context.Context, c Config) (*Credentials, error) {
 		if err != nil {
 			return nil, err
 		}
-		if caPEM, err = discoverCA(ctx, c.Server, pin); err != nil {
+		if caPEM, err = DiscoverCA(ctx, c.Server, pin); err != nil {
 			return nil, err
 		}
 		c.Log.Info("cluster CA verified against the join token", "server", c.Server)
@@ -248,10 +248,10 @@ func request(ctx context.Context, c Config, client kubernetes.Interface, id iden
 	return nil
 }
 
-// discoverCA reads cluster-info without trusting the server, checks its
+// DiscoverCA reads cluster-info without trusting the server, checks its
 // CA against the pin, and reads it again over a connection verified with
 // that CA, so that the server is proven to hold the CA-signed key.
-func discoverCA(ctx context.Context, server, pin string) ([]byte, error) {
+func DiscoverCA(ctx context.Context, server, pin string) ([]byte, error) {
 	insecure := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // the CA read here is trusted only once it matches the pin
 	caPEM, err := clusterInfoCA(ctx, insecure, server)
 	if err != nil {

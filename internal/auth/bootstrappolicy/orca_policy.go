@@ -54,8 +54,23 @@ const CertificateApprover = "system:orca:certificate-approver"
 // own name and addresses.
 const SelfNodeServerRole = "system:orca:certificatesigningrequests:selfnodeserver"
 
+// ServerBootstrapGroup is the extra group of the bootstrap tokens servers
+// join with: besides what a node token may do, they read the cluster's
+// shared keys (ServerBootstrapPath), as k3s's server token does.
+const ServerBootstrapGroup = "system:bootstrappers:orca:servers"
+
+// ServerBootstrapPath serves a joining server the cluster's CAs, signing
+// and encryption keys and the etcd members to join.
+const ServerBootstrapPath = "/v1-orca/server-bootstrap"
+
+// ServerBootstrapRole lets a server token read ServerBootstrapPath.
+const ServerBootstrapRole = "system:orca:server-bootstrap"
+
 func orcaClusterRoles() []rbacv1.ClusterRole {
 	return []rbacv1.ClusterRole{
+		clusterRole(ServerBootstrapRole,
+			rule("get").urls(ServerBootstrapPath).build(),
+		),
 		clusterRole(CertificateApprover,
 			rule("approve").groups(certificatesGroup).resources("signers").names("kubernetes.io/kube-apiserver-client", "kubernetes.io/kubelet-serving").build(),
 		),
@@ -88,9 +103,10 @@ func orcaClusterRoleBindings() []rbacv1.ClusterRoleBinding {
 		// Joining machines, as kubeadm binds them: a node token may ask
 		// for a node client certificate, which the csrapproving
 		// controller approves, and a node may renew its own.
-		clusterRoleBinding("system:orca:node-bootstrapper", "system:node-bootstrapper", groups(NodeBootstrapGroup)),
-		clusterRoleBinding("system:orca:node-autoapprove-bootstrap", "system:certificates.k8s.io:certificatesigningrequests:nodeclient", groups(NodeBootstrapGroup)),
-		clusterRoleBinding("system:orca:node-kube-proxy-client", KubeProxyClientRole, groups(NodeBootstrapGroup, "system:nodes")),
+		clusterRoleBinding("system:orca:node-bootstrapper", "system:node-bootstrapper", groups(NodeBootstrapGroup, ServerBootstrapGroup)),
+		clusterRoleBinding("system:orca:node-autoapprove-bootstrap", "system:certificates.k8s.io:certificatesigningrequests:nodeclient", groups(NodeBootstrapGroup, ServerBootstrapGroup)),
+		clusterRoleBinding("system:orca:node-kube-proxy-client", KubeProxyClientRole, groups(NodeBootstrapGroup, ServerBootstrapGroup, "system:nodes")),
+		clusterRoleBinding(ServerBootstrapRole, ServerBootstrapRole, groups(ServerBootstrapGroup)),
 		clusterRoleBinding(CertificateApprover, CertificateApprover, []rbacv1.Subject{serviceAccount(kubeSystemNamespace, "certificate-controller")}),
 		clusterRoleBinding("system:orca:node-serving-certificates", SelfNodeServerRole, groups("system:nodes")),
 		clusterRoleBinding("system:orca:node-autoapprove-certificate-rotation", "system:certificates.k8s.io:certificatesigningrequests:selfnodeclient", groups("system:nodes")),

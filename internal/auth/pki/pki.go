@@ -72,6 +72,9 @@ type LeafSpec struct {
 	DNSNames      []string
 	IPs           []net.IP
 	Server        bool // serving certificate (else client)
+	// Peer makes a certificate for both ends of a connection (etcd
+	// peers dial each other and serve each other).
+	Peer bool
 }
 
 // LoadOrIssue returns the certificate kept as NAME.crt/NAME.key in dir if it
@@ -89,9 +92,12 @@ func LoadOrIssue(dir, name string, ca *Pair, spec LeafSpec) (*Pair, error) {
 		return nil, fmt.Errorf("generate key for %s: %w", name, err)
 	}
 	now := time.Now()
-	usage := x509.ExtKeyUsageClientAuth
-	if spec.Server {
-		usage = x509.ExtKeyUsageServerAuth
+	usages := []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
+	switch {
+	case spec.Peer:
+		usages = append(usages, x509.ExtKeyUsageServerAuth)
+	case spec.Server:
+		usages = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber: serial(),
@@ -99,7 +105,7 @@ func LoadOrIssue(dir, name string, ca *Pair, spec LeafSpec) (*Pair, error) {
 		NotBefore:    now.Add(-time.Hour),
 		NotAfter:     now.Add(leafValidity),
 		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
-		ExtKeyUsage:  []x509.ExtKeyUsage{usage},
+		ExtKeyUsage:  usages,
 		DNSNames:     spec.DNSNames,
 		IPAddresses:  spec.IPs,
 	}
@@ -115,6 +121,9 @@ func matches(c *x509.Certificate, ca *Pair, spec LeafSpec) bool {
 		return false
 	}
 	if c.Subject.CommonName != spec.CommonName || !slices.Equal(c.Subject.Organization, spec.Organizations) {
+		return false
+	}
+	if spec.Peer && !(slices.Contains(c.ExtKeyUsage, x509.ExtKeyUsageClientAuth) && slices.Contains(c.ExtKeyUsage, x509.ExtKeyUsageServerAuth)) {
 		return false
 	}
 	for _, d := range spec.DNSNames {

@@ -5,12 +5,14 @@ package embedded
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
 	"sync/atomic"
 	"time"
 
+	"go.etcd.io/etcd/client/pkg/v3/transport"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.etcd.io/etcd/server/v3/etcdserver/api/v3client"
@@ -33,6 +35,40 @@ type Config struct {
 	// ForceNewCluster starts the member as the only one of a new cluster,
 	// keeping its data (a cluster reset).
 	ForceNewCluster bool
+	// ClientTLS and PeerTLS secure https listeners; peers and clients
+	// must then present a certificate of the same CA.
+	ClientTLS, PeerTLS *TLSFiles
+	// InitialCluster ("name=peerURL,...", this member included) joins an
+	// existing cluster that has already added this member (see
+	// AddLearner); empty starts a new single-member cluster. It is read
+	// only when Dir holds no data yet.
+	InitialCluster string
+	// Log hears of a slow start (a member waiting for its peers).
+	Log *slog.Logger
+}
+
+// TLSFiles are PEM files: a certificate, its key and the CA that the other
+// side's certificates must chain to.
+type TLSFiles struct {
+	CertFile, KeyFile, CAFile string
+}
+
+func (t *TLSFiles) info() transport.TLSInfo {
+	if t == nil {
+		return transport.TLSInfo{}
+	}
+	return transport.TLSInfo{CertFile: t.CertFile, KeyFile: t.KeyFile, TrustedCAFile: t.CAFile, ClientCertAuth: true}
+}
+
+// HasData reports whether dir already holds a member's data, so that its
+// start ignores InitialCluster and resumes the member it holds.
+func HasData(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, "member", "snap"))
+	if err == nil {
+		return true
+	}
+	_, err = os.Stat(filepath.Join(dir, "wal"))
+	return err == nil
 }
 
 // Server is a running embedded member.
@@ -108,7 +144,13 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		*u.listen = []url.URL{*parsed}
 		*u.adv = []url.URL{*parsed}
 	}
+	ec.ClientTLSInfo = cfg.ClientTLS.info()
+	ec.PeerTLSInfo = cfg.PeerTLS.info()
 	ec.InitialCluster = ec.InitialClusterFromName(ec.Name)
+	if cfg.InitialCluster != "" {
+		ec.InitialCluster = cfg.InitialCluster
+		ec.ClusterState = embed.ClusterStateFlagExisting
+	}
 	ec.ForceNewCluster = cfg.ForceNewCluster
 	// The API server compacts history itself; etcd's own periodic
 	// compaction would race it.
@@ -117,20 +159,38 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start embedded etcd: %w", err)
 	}
-	select {
-	case <-e.Server.ReadyNotify():
-	case err := <-e.Err():
-		e.Close()
-		return nil, fmt.Errorf("embedded etcd failed: %w", err)
-	case <-time.After(60 * time.Second):
-		e.Close()
-		return nil, fmt.Errorf("embedded etcd not ready after 60s")
-	case <-ctx.Done():
-		e.Close()
-		return nil, ctx.Err()
+	// A member of a cluster is ready once a quorum answers, which can
+	// take as long as the other servers take to come up: it waits for as
+	// long as it is let, and says so.
+	log := cfg.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	start := time.Now()
+	tick := time.NewTicker(15 * time.Second)
+	defer tick.Stop()
+	for ready := false; !ready; {
+		select {
+		case <-e.Server.ReadyNotify():
+			ready = true
+		case err := <-e.Err():
+			e.Close()
+			return nil, fmt.Errorf("embedded etcd failed: %w", err)
+		case <-tick.C:
+			log.Warn("etcd member not ready yet: waiting for a quorum of its cluster's members", "member", ec.Name, "waited", time.Since(start).Round(time.Second))
+		case <-ctx.Done():
+			e.Close()
+			return nil, ctx.Err()
+		}
 	}
 	return &Server{etcd: e, client: v3client.New(e.Server), closing: closing}, nil
 }
+
+// ID is the member's ID in its cluster.
+func (s *Server) ID() uint64 { return uint64(s.etcd.Server.MemberID()) }
+
+// IsLeader reports whether this member leads the cluster now.
+func (s *Server) IsLeader() bool { return s.etcd.Server.Leader() == s.etcd.Server.MemberID() }
 
 // Client returns an in-process client that skips the network.
 func (s *Server) Client() *clientv3.Client { return s.client }
