@@ -315,7 +315,7 @@ func joinEtcd(ctx context.Context, m *etcdMember, b *serverBootstrap) (*clientv3
 	if err != nil {
 		return nil, 0, fmt.Errorf("connect to the cluster's etcd at %v: %w", b.EtcdClientURLs, err)
 	}
-	actx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	actx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 	id, initial, err := embedded.AddLearner(actx, c, m.cfg.Name, m.peerURL)
 	if err != nil {

@@ -98,12 +98,23 @@ func AddLearner(ctx context.Context, c *clientv3.Client, name, peerURL string) (
 		}
 	}
 	id := plan.reuse
-	if id == 0 {
+	for id == 0 {
 		resp, err := c.MemberAddAsLearner(ctx, []string{peerURL})
-		if err != nil {
+		switch {
+		case err == nil:
+			id, members = resp.Member.ID, membersOf(resp.Members)
+		case errors.Is(err, rpctypes.ErrTooManyLearners) || errors.Is(err, rpctypes.ErrUnhealthy):
+			// etcd takes one learner at a time, and no member while
+			// one it promoted just now is not yet connected: another
+			// server is catching up; this one waits its turn.
+			select {
+			case <-ctx.Done():
+				return 0, "", fmt.Errorf("add etcd member at %s: another member is still catching up: %w", peerURL, ctx.Err())
+			case <-time.After(time.Second):
+			}
+		default:
 			return 0, "", fmt.Errorf("add etcd member at %s: %w", peerURL, err)
 		}
-		id, members = resp.Member.ID, membersOf(resp.Members)
 	}
 	return id, initialCluster(members, id, name), nil
 }
