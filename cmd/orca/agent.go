@@ -178,6 +178,7 @@ func newAgentCommand() *cobra.Command {
 	f.StringVar(&serverURL, "server", "", "API server to join, https://HOST:6443")
 	f.StringVar(&token, "token", "", "join token (K10...::ID.SECRET, from the server's DATA_DIR/token or orca token create); needed only until the node holds its own certificate")
 	f.StringVar(&tokenFile, "token-file", "", "file holding the join token")
+	f.IntVar(&flags.opts.APIServerLBPort, "apiserver-lb-port", agent.DefaultAPIServerLBPort, "port on 127.0.0.1 of the node's load balancer over the cluster's API servers, through which a node joined with --server reaches whichever server is up (-1: none, --server alone)")
 	f.StringVar(&dataDir, "data-dir", defaultDataDir(), "directory for the node's containerd, pod volumes and logs")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	return cmd

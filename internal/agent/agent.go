@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -31,6 +32,7 @@ import (
 
 	"github.com/orca-project/orca/internal/agent/join"
 	"github.com/orca-project/orca/internal/agent/podroutes"
+	"github.com/orca-project/orca/internal/agent/serverlb"
 	"github.com/orca-project/orca/internal/auth/delegating"
 	"github.com/orca-project/orca/internal/auth/pki"
 	"github.com/orca-project/orca/internal/imagebuild"
@@ -56,6 +58,12 @@ type Options struct {
 	// gets its own credentials with (the node name and, unless set, the
 	// directory, DATA_DIR/agent/pki, are filled in).
 	Join *join.Config
+	// APIServerLBPort is the port on 127.0.0.1 of the load balancer over
+	// the cluster's API servers that a joining node (Join set) reaches
+	// them all through, the server it joined only a fallback:
+	// DefaultAPIServerLBPort when 0, none (Join's server alone) when
+	// negative.
+	APIServerLBPort int
 	// ProxyConfig is what the service proxy and the routes between nodes
 	// use: they read every Service, EndpointSlice and Node, which the
 	// Node authorizer refuses a node's own identity, so upstream runs
@@ -112,6 +120,10 @@ type Options struct {
 	Ready func()
 }
 
+// DefaultAPIServerLBPort is where a joining node's load balancer over the
+// API servers listens on 127.0.0.1, as k3s's agent.
+const DefaultAPIServerLBPort = 6444
+
 // Dirs are the agent's directories under the data directory.
 type Dirs struct{ Root, Containerd, Pods, Logs, CNIConf, CNIState, TLS string }
 
@@ -164,14 +176,36 @@ func Run(ctx context.Context, o Options) error {
 		}
 	}
 	var joined *join.Credentials
+	// The load balancer outlives every other part, which talks through it.
+	var lb *serverlb.LB
+	var lbTasks sync.WaitGroup
+	lbCtx, stopLB := context.WithCancel(ctx)
+	defer func() { stopLB(); lbTasks.Wait() }()
 	if o.Config == nil && o.Join != nil {
 		j := *o.Join
 		j.NodeName, j.Log = o.NodeName, log
 		if j.Dir == "" {
 			j.Dir = filepath.Join(d.Root, "pki")
 		}
+		if o.APIServerLBPort >= 0 {
+			var err error
+			if lb, err = newServerLB(j.Server, o.APIServerLBPort, log); err != nil {
+				return fmt.Errorf("agent: %w", err)
+			}
+			lbTasks.Go(func() {
+				if err := lb.Run(lbCtx); err != nil {
+					log.Error("API server load balancer", "err", err)
+				}
+			})
+			// Every client of the node, from the join on, goes through it:
+			// the API servers' certificates name 127.0.0.1.
+			j.Server = lb.URL()
+		}
 		creds, err := join.Join(ctx, j)
 		if err != nil {
+			if lb != nil {
+				return fmt.Errorf("agent: join %s through the API server load balancer at %s: %w", o.Join.Server, lb.Addr(), err)
+			}
 			return fmt.Errorf("agent: join: %w", err)
 		}
 		o.Config = creds.Config
@@ -242,6 +276,11 @@ func Run(ctx context.Context, o Options) error {
 		if proxyClient, err = kubernetes.NewForConfig(o.ProxyConfig); err != nil {
 			return fmt.Errorf("agent: service proxy client: %w", err)
 		}
+	}
+	if lb != nil {
+		// The service proxy's identity reads EndpointSlices; the node's
+		// own may not.
+		lbTasks.Go(func() { serverlb.WatchEndpoints(lbCtx, proxyClient, lb) })
 	}
 	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
@@ -377,6 +416,24 @@ func Run(ctx context.Context, o Options) error {
 		o.Ready()
 	}
 	return k.Run(ctx)
+}
+
+// newServerLB listens for the node's load balancer over the API servers
+// on 127.0.0.1:port (DefaultAPIServerLBPort when 0), server (the URL the
+// node was given) its fallback.
+func newServerLB(server string, port int, log *slog.Logger) (*serverlb.LB, error) {
+	def, err := serverlb.ServerAddr(server)
+	if err != nil {
+		return nil, err
+	}
+	if port == 0 {
+		port = DefaultAPIServerLBPort
+	}
+	lb, err := serverlb.New(serverlb.Config{ListenAddr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Default: def, Log: log})
+	if err != nil {
+		return nil, fmt.Errorf("%w (--apiserver-lb-port chooses another port, -1 none)", err)
+	}
+	return lb, nil
 }
 
 // serveHealthz serves the node-local health endpoint until ctx ends. A
