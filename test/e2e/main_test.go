@@ -64,6 +64,8 @@ func TestMain(m *testing.M) {
 		os.Exit(kubectl.Run(os.Args[1:], ""))
 	case "agent":
 		os.Exit(runAgentProcess())
+	case "server":
+		os.Exit(runServerProcess())
 	}
 	os.Exit(run(m))
 }

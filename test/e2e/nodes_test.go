@@ -104,23 +104,8 @@ func addNode(i int) (*extraNode, error) { return addNodeJoining(i, "") }
 func addNodeJoining(i int, joinToken string) (*extraNode, error) {
 	x := &extraNode{name: fmt.Sprintf("e2e-node-%d", i), ip: fmt.Sprintf("172.31.250.%d", i), netns: fmt.Sprintf("orcae2e-%d", i), joinToken: joinToken}
 	x.dir = filepath.Join(workDir, x.name)
-	host, peer := fmt.Sprintf("vorcae2e%d", i), fmt.Sprintf("vorcae2e%dp", i)
-	_ = runCmd("ip", "netns", "del", x.netns)
-	_ = runCmd("ip", "link", "del", host)
-	for _, c := range [][]string{
-		{"ip", "netns", "add", x.netns},
-		{"ip", "link", "add", host, "type", "veth", "peer", "name", peer},
-		{"ip", "link", "set", host, "master", testBridge, "up"},
-		{"ip", "link", "set", peer, "netns", x.netns},
-		{"ip", "-n", x.netns, "link", "set", peer, "name", "eth0"},
-		{"ip", "-n", x.netns, "addr", "add", x.ip + "/24", "dev", "eth0"},
-		{"ip", "-n", x.netns, "link", "set", "eth0", "up"},
-		{"ip", "-n", x.netns, "link", "set", "lo", "up"},
-		{"ip", "-n", x.netns, "route", "add", "default", "via", bridgeIP},
-	} {
-		if err := runCmd(c...); err != nil {
-			return nil, err
-		}
+	if err := bridgedNetns(x.netns, fmt.Sprintf("vorcae2e%d", i), x.ip); err != nil {
+		return nil, err
 	}
 	if err := os.MkdirAll(x.dir, 0o755); err != nil {
 		return nil, err
@@ -142,6 +127,30 @@ func addNodeJoining(i int, joinToken string) (*extraNode, error) {
 		return nil, fmt.Errorf("import busybox on %s: %w", x.name, err)
 	}
 	return x, nil
+}
+
+// bridgedNetns makes a network namespace, as a machine of its own, with
+// an address on the test bridge through the veth pair host/host+"p".
+func bridgedNetns(netns, host, ip string) error {
+	peer := host + "p"
+	_ = runCmd("ip", "netns", "del", netns)
+	_ = runCmd("ip", "link", "del", host)
+	for _, c := range [][]string{
+		{"ip", "netns", "add", netns},
+		{"ip", "link", "add", host, "type", "veth", "peer", "name", peer},
+		{"ip", "link", "set", host, "master", testBridge, "up"},
+		{"ip", "link", "set", peer, "netns", netns},
+		{"ip", "-n", netns, "link", "set", peer, "name", "eth0"},
+		{"ip", "-n", netns, "addr", "add", ip + "/24", "dev", "eth0"},
+		{"ip", "-n", netns, "link", "set", "eth0", "up"},
+		{"ip", "-n", netns, "link", "set", "lo", "up"},
+		{"ip", "-n", netns, "route", "add", "default", "via", bridgeIP},
+	} {
+		if err := runCmd(c...); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // writeKubeconfig gives the node the admin kubeconfig, pointed at the
