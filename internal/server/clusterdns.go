@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -71,8 +73,12 @@ func clusterDNS(opts Options, tlsDir string, ca *pki.Pair, port int, reg prometh
 }
 
 // kubeDNS keeps the kube-dns Service, its Endpoints and its EndpointSlice
-// pointing at this server's DNS port. The Service has no selector: its
-// one endpoint is this process, ready once the DNS caches have synced.
+// pointing at the servers' DNS ports. The Service has no selector: its
+// endpoints are the servers' DNS processes, each ready once its caches
+// have synced. Every server writes its own entry and drops those of
+// servers gone from the kubernetes Service's endpoints (which the API
+// servers' leases keep), so that several servers share the endpoints
+// instead of taking them from each other in turn.
 type kubeDNS struct {
 	client    kubernetes.Interface
 	clusterIP string
@@ -87,10 +93,13 @@ type kubeDNS struct {
 func (k *kubeDNS) run(ctx context.Context) error {
 	wasReady := false
 	for {
-		if err := k.reconcile(ctx); err != nil && ctx.Err() == nil {
-			k.log.Warn("reconcile the kube-dns service", "err", err)
-		}
 		wait := kubeDNSReconcileInterval
+		if err := k.reconcile(ctx); err != nil && ctx.Err() == nil {
+			// Another server's write in between (a conflict) is the
+			// usual cause: try again soon.
+			k.log.Warn("reconcile the kube-dns service", "err", err)
+			wait = time.Second
+		}
 		if !wasReady {
 			wait = 200 * time.Millisecond
 		}
@@ -140,16 +149,76 @@ func (k *kubeDNS) reconcile(ctx context.Context) error {
 	return k.putSlice(ctx)
 }
 
+// dnsEndpoint is one server's DNS process among the kube-dns endpoints.
+type dnsEndpoint struct {
+	ip    string
+	ready bool
+}
+
+// mergeDNSEndpoints is what the kube-dns endpoints should be: this
+// server's entry, and the others' of those still live (all of them when
+// live is nil, unknown), in address order so that every server writes
+// the same list.
+func mergeDNSEndpoints(cur []dnsEndpoint, self dnsEndpoint, live map[string]bool) []dnsEndpoint {
+	out := []dnsEndpoint{self}
+	for _, e := range cur {
+		if e.ip == self.ip || live != nil && !live[e.ip] || slices.ContainsFunc(out, func(o dnsEndpoint) bool { return o.ip == e.ip }) {
+			continue
+		}
+		out = append(out, e)
+	}
+	slices.SortFunc(out, func(a, b dnsEndpoint) int { return strings.Compare(a.ip, b.ip) })
+	return out
+}
+
+// liveServers are the addresses of the kubernetes Service's endpoints,
+// one per running API server; nil when they cannot be read.
+func (k *kubeDNS) liveServers(ctx context.Context) map[string]bool {
+	list, err := k.client.CoreV1().Endpoints(metav1.NamespaceDefault).List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=kubernetes"})
+	if err != nil || len(list.Items) == 0 {
+		return nil
+	}
+	live := map[string]bool{}
+	for _, ss := range list.Items[0].Subsets {
+		for _, a := range ss.Addresses {
+			live[a.IP] = true
+		}
+	}
+	if len(live) == 0 {
+		return nil
+	}
+	return live
+}
+
+func (k *kubeDNS) self() dnsEndpoint { return dnsEndpoint{ip: k.nodeIP, ready: k.ready()} }
+
 func (k *kubeDNS) putEndpoints(ctx context.Context) error {
-	addr := []corev1.EndpointAddress{{IP: k.nodeIP}}
 	subset := corev1.EndpointSubset{Ports: []corev1.EndpointPort{
 		{Name: "dns", Protocol: corev1.ProtocolUDP, Port: k.port},
 		{Name: "dns-tcp", Protocol: corev1.ProtocolTCP, Port: k.port},
 	}}
-	if k.ready() {
-		subset.Addresses = addr
-	} else {
-		subset.NotReadyAddresses = addr
+	eps := k.client.CoreV1().Endpoints(metav1.NamespaceSystem)
+	cur, err := eps.Get(ctx, kubeDNSName, metav1.GetOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("get endpoints: %w", err)
+	}
+	var have []dnsEndpoint
+	if err == nil {
+		for _, ss := range cur.Subsets {
+			for _, a := range ss.Addresses {
+				have = append(have, dnsEndpoint{ip: a.IP, ready: true})
+			}
+			for _, a := range ss.NotReadyAddresses {
+				have = append(have, dnsEndpoint{ip: a.IP})
+			}
+		}
+	}
+	for _, e := range mergeDNSEndpoints(have, k.self(), k.liveServers(ctx)) {
+		if e.ready {
+			subset.Addresses = append(subset.Addresses, corev1.EndpointAddress{IP: e.ip})
+		} else {
+			subset.NotReadyAddresses = append(subset.NotReadyAddresses, corev1.EndpointAddress{IP: e.ip})
+		}
 	}
 	want := &corev1.Endpoints{
 		ObjectMeta: metav1.ObjectMeta{Name: kubeDNSName, Namespace: metav1.NamespaceSystem,
@@ -158,16 +227,11 @@ func (k *kubeDNS) putEndpoints(ctx context.Context) error {
 			Labels: map[string]string{discoveryv1.LabelSkipMirror: "true", "k8s-app": "kube-dns"}},
 		Subsets: []corev1.EndpointSubset{subset},
 	}
-	eps := k.client.CoreV1().Endpoints(metav1.NamespaceSystem)
-	cur, err := eps.Get(ctx, kubeDNSName, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		if _, err := eps.Create(ctx, want, metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("create endpoints: %w", err)
 		}
 		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("get endpoints: %w", err)
 	}
 	if apiequality.Semantic.DeepEqual(cur.Subsets, want.Subsets) && cur.Labels[discoveryv1.LabelSkipMirror] == "true" {
 		return nil
@@ -184,30 +248,39 @@ func (k *kubeDNS) putEndpoints(ctx context.Context) error {
 }
 
 func (k *kubeDNS) putSlice(ctx context.Context) error {
-	ready := k.ready()
 	udp, tcp := corev1.ProtocolUDP, corev1.ProtocolTCP
 	dnsName, tcpName := "dns", "dns-tcp"
+	client := k.client.DiscoveryV1().EndpointSlices(metav1.NamespaceSystem)
+	cur, err := client.Get(ctx, kubeDNSName, metav1.GetOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("get endpointslice: %w", err)
+	}
+	var have []dnsEndpoint
+	if err == nil {
+		for _, e := range cur.Endpoints {
+			for _, a := range e.Addresses {
+				have = append(have, dnsEndpoint{ip: a, ready: e.Conditions.Ready != nil && *e.Conditions.Ready})
+			}
+		}
+	}
 	want := &discoveryv1.EndpointSlice{
 		ObjectMeta: metav1.ObjectMeta{Name: kubeDNSName, Namespace: metav1.NamespaceSystem, Labels: map[string]string{
 			discoveryv1.LabelServiceName: kubeDNSName, discoveryv1.LabelManagedBy: "orca-server"}},
 		AddressType: discoveryv1.AddressTypeIPv4,
-		Endpoints: []discoveryv1.Endpoint{{Addresses: []string{k.nodeIP},
-			Conditions: discoveryv1.EndpointConditions{Ready: &ready, Serving: &ready, Terminating: new(bool)}}},
 		Ports: []discoveryv1.EndpointPort{
 			{Name: &dnsName, Protocol: &udp, Port: &k.port},
 			{Name: &tcpName, Protocol: &tcp, Port: &k.port},
 		},
 	}
-	slices := k.client.DiscoveryV1().EndpointSlices(metav1.NamespaceSystem)
-	cur, err := slices.Get(ctx, kubeDNSName, metav1.GetOptions{})
+	for _, e := range mergeDNSEndpoints(have, k.self(), k.liveServers(ctx)) {
+		want.Endpoints = append(want.Endpoints, discoveryv1.Endpoint{Addresses: []string{e.ip},
+			Conditions: discoveryv1.EndpointConditions{Ready: &e.ready, Serving: &e.ready, Terminating: new(bool)}})
+	}
 	if apierrors.IsNotFound(err) {
-		if _, err := slices.Create(ctx, want, metav1.CreateOptions{}); err != nil {
+		if _, err := client.Create(ctx, want, metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("create endpointslice: %w", err)
 		}
 		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("get endpointslice: %w", err)
 	}
 	if apiequality.Semantic.DeepEqual(cur.Endpoints, want.Endpoints) && apiequality.Semantic.DeepEqual(cur.Ports, want.Ports) &&
 		cur.Labels[discoveryv1.LabelServiceName] == kubeDNSName {
@@ -220,7 +293,7 @@ func (k *kubeDNS) putSlice(ctx context.Context) error {
 	for k, v := range want.Labels {
 		cur.Labels[k] = v
 	}
-	if _, err := slices.Update(ctx, cur, metav1.UpdateOptions{}); err != nil {
+	if _, err := client.Update(ctx, cur, metav1.UpdateOptions{}); err != nil {
 		return fmt.Errorf("update endpointslice: %w", err)
 	}
 	return nil

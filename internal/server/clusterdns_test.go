@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"slices"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -96,5 +97,82 @@ func TestKubeDNSReconcile(t *testing.T) {
 	}
 	if _, err := k2.client.CoreV1().Endpoints("kube-system").Get(ctx, "kube-dns", metav1.GetOptions{}); err == nil {
 		t.Error("loopback node address: endpoints written")
+	}
+}
+
+func TestMergeDNSEndpoints(t *testing.T) {
+	a, b, c := dnsEndpoint{ip: "10.0.0.1", ready: true}, dnsEndpoint{ip: "10.0.0.2", ready: true}, dnsEndpoint{ip: "10.0.0.3"}
+	for _, tc := range []struct {
+		name string
+		cur  []dnsEndpoint
+		self dnsEndpoint
+		live map[string]bool
+		want []dnsEndpoint
+	}{
+		{"first server", nil, b, nil, []dnsEndpoint{b}},
+		{"joins the others, in address order", []dnsEndpoint{c, a}, b, nil, []dnsEndpoint{a, b, c}},
+		{"its own entry is replaced", []dnsEndpoint{{ip: "10.0.0.2"}, a}, b, nil, []dnsEndpoint{a, b}},
+		{"a server gone from the kubernetes endpoints is dropped", []dnsEndpoint{a, c}, b, map[string]bool{"10.0.0.1": true, "10.0.0.2": true}, []dnsEndpoint{a, b}},
+		{"itself is kept even when not yet among them", []dnsEndpoint{a}, b, map[string]bool{"10.0.0.1": true}, []dnsEndpoint{a, b}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := mergeDNSEndpoints(tc.cur, tc.self, tc.live); !slices.Equal(got, tc.want) {
+				t.Errorf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestKubeDNSSeveralServers: two servers share the kube-dns endpoints,
+// and one that leaves the kubernetes endpoints leaves these too.
+func TestKubeDNSSeveralServers(t *testing.T) {
+	ctx := context.Background()
+	client := fake.NewSimpleClientset(&corev1.Endpoints{
+		ObjectMeta: metav1.ObjectMeta{Name: "kubernetes", Namespace: "default"},
+		Subsets:    []corev1.EndpointSubset{{Addresses: []corev1.EndpointAddress{{IP: "192.168.5.5"}, {IP: "192.168.5.6"}}}},
+	})
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	ready := func() bool { return true }
+	one := &kubeDNS{client: client, clusterIP: "10.43.0.10", nodeIP: "192.168.5.5", port: 10053, ready: ready, log: log}
+	two := &kubeDNS{client: client, clusterIP: "10.43.0.10", nodeIP: "192.168.5.6", port: 10053, ready: ready, log: log}
+	for _, k := range []*kubeDNS{one, two, one} {
+		if err := k.reconcile(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	addrs := func() (eps, slice []string) {
+		ep, err := client.CoreV1().Endpoints("kube-system").Get(ctx, "kube-dns", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ss := range ep.Subsets {
+			for _, a := range ss.Addresses {
+				eps = append(eps, a.IP)
+			}
+		}
+		sl, err := client.DiscoveryV1().EndpointSlices("kube-system").Get(ctx, "kube-dns", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range sl.Endpoints {
+			slice = append(slice, e.Addresses...)
+		}
+		return eps, slice
+	}
+	both := []string{"192.168.5.5", "192.168.5.6"}
+	if eps, slice := addrs(); !slices.Equal(eps, both) || !slices.Equal(slice, both) {
+		t.Errorf("two servers: endpoints %v, slice %v; want %v", eps, slice, both)
+	}
+	if _, err := client.CoreV1().Endpoints("default").Update(ctx, &corev1.Endpoints{
+		ObjectMeta: metav1.ObjectMeta{Name: "kubernetes", Namespace: "default"},
+		Subsets:    []corev1.EndpointSubset{{Addresses: []corev1.EndpointAddress{{IP: "192.168.5.5"}}}},
+	}, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := one.reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if eps, slice := addrs(); !slices.Equal(eps, both[:1]) || !slices.Equal(slice, both[:1]) {
+		t.Errorf("one server gone: endpoints %v, slice %v; want %v", eps, slice, both[:1])
 	}
 }
