@@ -25,6 +25,7 @@ func newServerCommand() *cobra.Command {
 		snapshots    etcdSnapshotServerFlags
 
 		serverToken, serverTokenFile string
+		remove                       bool
 	)
 	cmd := &cobra.Command{
 		Use:   "server",
@@ -36,6 +37,10 @@ func newServerCommand() *cobra.Command {
 			opts.Out = cmd.OutOrStdout()
 			if done, err := snapshots.run(cmd.Context(), opts); done {
 				return err
+			}
+			if remove {
+				quietGRPC()
+				return server.RemoveMember(cmd.Context(), opts)
 			}
 			opts.TerminatedPodGCThreshold = podGCThreshold(opts.TerminatedPodGCThreshold)
 			if opts.JoinServer != "" {
@@ -69,6 +74,7 @@ func newServerCommand() *cobra.Command {
 			return inst.Wait()
 		},
 	}
+	cmd.AddCommand(newServerStatusCommand())
 	f := cmd.Flags()
 	f.StringVar(&opts.DataDir, "data-dir", defaultDataDir(), "directory for etcd data, certificates and the admin kubeconfig")
 	f.StringVar(&opts.BindAddress, "bind-address", "0.0.0.0", "address the API server listens on")
@@ -86,6 +92,7 @@ func newServerCommand() *cobra.Command {
 	f.StringVar(&opts.JoinServer, "server", "", "join the cluster of the server at this URL (https://HOST:6443) as another server")
 	f.StringVar(&serverToken, "token", "", "the cluster's server token, to join with --server (DATA_DIR/server-token on a running server)")
 	f.StringVar(&serverTokenFile, "token-file", "", "file holding the server token")
+	f.BoolVar(&remove, "remove", false, "take this (stopped) server's etcd member out of its cluster, through the other members, move its etcd data aside, and exit")
 	snapshots.register(f, &opts)
 	f.StringVar(&opts.ClusterCIDR, "cluster-cidr", server.DefaultClusterCIDR, "IPv4 range node pod CIDRs (a /24 each) are assigned from")
 	f.StringVar(&opts.ServiceCIDR, "service-cidr", server.DefaultServiceCIDR, "IPv4 range service cluster IPs are allocated from")

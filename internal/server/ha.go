@@ -341,6 +341,7 @@ func etcdTLSInfo(tlsDir string) transport.TLSInfo {
 // member whose peer address changed (a lone server that listened on a
 // unix socket before) advertises the new one.
 func runMembership(ctx context.Context, log *slog.Logger, local, cluster *clientv3.Client, id uint64, m *etcdMember) error {
+	go recordMembers(ctx, log, local, m.cfg.Dir)
 	switch {
 	case cluster != nil:
 		if err := embedded.Promote(ctx, cluster, id, time.Second); err != nil {

@@ -28,7 +28,8 @@ type Config struct {
 	Name string
 	// ClientURL and PeerURL are where the member listens for etcd clients
 	// (etcdctl, other tools) and for peers. Empty means a unix socket in
-	// Dir, so that several servers on one machine never collide on ports.
+	// Dir, so that several servers on one machine never collide on ports;
+	// the member serves clients on DIR/client.sock in any case.
 	ClientURL, PeerURL string
 	// LogLevel of etcd's own logger ("error" keeps start-up quiet).
 	LogLevel string
@@ -143,6 +144,13 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		}
 		*u.listen = []url.URL{*parsed}
 		*u.adv = []url.URL{*parsed}
+	}
+	// Tools on the machine (orca etcd-snapshot, orca server status) reach
+	// the member through the socket in its data dir, readable by root
+	// alone, whatever else it serves clients on.
+	if sock := "unix://" + filepath.Join(cfg.Dir, "client.sock"); cfg.ClientURL != sock {
+		u, _ := url.Parse(sock)
+		ec.ListenClientUrls = append(ec.ListenClientUrls, *u)
 	}
 	ec.ClientTLSInfo = cfg.ClientTLS.info()
 	ec.PeerTLSInfo = cfg.PeerTLS.info()
