@@ -238,6 +238,28 @@ func TestHAServers(t *testing.T) {
 	}
 	t.Logf("etcd leader: %s; load through %s and %s", leader.name, survivors[0].name, survivors[1].name)
 
+	// An agent joined at the leader's server with the node token: it
+	// reaches every server through its load balancer.
+	agent := &extraNode{name: "e2e-node-24", ip: "172.31.250.24", netns: "orcae2e-24", joinToken: strings.TrimSpace(string(nodeToken)), server: leader.url()}
+	agent.dir = filepath.Join(workDir, agent.name)
+	if err := bridgedNetns(agent.netns, "vorcae2e24", agent.ip); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(agent.dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			b, _ := os.ReadFile(filepath.Join(agent.dir, "agent.log"))
+			t.Logf("agent log:\n%s", tail(string(b), 30))
+		}
+		agent.remove()
+	})
+	if err := agent.start(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 2*time.Minute, func() error { return nodeReady(survivors[0].client, agent.name) })
+
 	ns := fmt.Sprintf("ha-%d", time.Now().UnixNano()%100000)
 	a := survivors[0].client
 	if _, err := a.CoreV1().Namespaces().Create(context.Background(), &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
@@ -258,12 +280,27 @@ func TestHAServers(t *testing.T) {
 	done := load.run(loadCtx)
 
 	time.Sleep(3 * time.Second)
-	killAt := load.now()
+	killAt, killWall := load.now(), time.Now()
 	leader.kill()
 	t.Logf("killed %s (the etcd leader)", leader.name)
 	time.Sleep(10 * time.Second)
 	stopLoad()
 	<-done
+
+	// The agent, which joined at the dead server, renews its lease
+	// through another.
+	eventually(t, 45*time.Second, func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		l, err := survivors[0].client.CoordinationV1().Leases("kube-node-lease").Get(ctx, agent.name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if l.Spec.RenewTime == nil || !l.Spec.RenewTime.After(killWall.Add(3*time.Second)) {
+			return fmt.Errorf("node lease of %s last renewed %v, the server it joined at died %v", agent.name, l.Spec.RenewTime, killWall)
+		}
+		return nil
+	})
 
 	resumed, ok := load.resumedAfter(killAt)
 	if !ok {
@@ -353,6 +390,60 @@ func TestHAServers(t *testing.T) {
 	}
 	t.Logf("the watch restarted %d times and saw %d creates", w.restarts, len(w.seen))
 
+	// orca server status: three members answer, one leads.
+	st, err := server.Status(context.Background(), servers[0].dir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaders := 0
+	for _, m := range st.Members {
+		if m.Leader {
+			leaders++
+		}
+		if m.Err != "" {
+			t.Errorf("status: member %s: %s", m.Name, m.Err)
+		}
+	}
+	if len(st.Members) != 3 || leaders != 1 || !st.Healthy() {
+		t.Errorf("status: %d members, %d leaders, healthy %v", len(st.Members), leaders, st.Healthy())
+	}
+
+	// orca server --remove takes a stopped server's member out; the
+	// server then rejoins with the token.
+	victim := servers[2]
+	victim.kill()
+	var out strings.Builder
+	if err := server.RemoveMember(context.Background(), server.Options{DataDir: victim.dir, Out: &out}); err != nil {
+		t.Fatalf("remove %s: %v", victim.name, err)
+	}
+	if !strings.Contains(out.String(), "removed etcd member") {
+		t.Errorf("remove said: %s", out.String())
+	}
+	if st, err := server.Status(context.Background(), servers[0].dir, ""); err != nil || len(st.Members) != 2 || !st.Healthy() {
+		t.Errorf("after removing %s: %+v, %v", victim.name, st, err)
+	}
+	if err := victim.start(servers[0].url(), tokenFile); err != nil {
+		t.Fatal(err)
+	}
+	if err := victim.waitReady(2 * time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, func() error {
+		st, err := server.Status(context.Background(), servers[0].dir, "")
+		if err != nil {
+			return err
+		}
+		if len(st.Members) != 3 || !st.Healthy() {
+			return fmt.Errorf("%d members after the rejoin", len(st.Members))
+		}
+		for _, m := range st.Members {
+			if m.Learner || m.Err != "" {
+				return fmt.Errorf("member %s: learner %v, %s", m.Name, m.Learner, m.Err)
+			}
+		}
+		return nil
+	})
+
 	// The history of reads and writes is linearizable.
 	res, info := porcupine.CheckOperationsVerbose(registerModel, load.history, 2*time.Minute)
 	switch res {
@@ -367,6 +458,21 @@ func TestHAServers(t *testing.T) {
 	default:
 		t.Errorf("linearizability check of %d operations did not finish", len(load.history))
 	}
+}
+
+func nodeReady(c kubernetes.Interface, name string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	n, err := c.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	for _, cond := range n.Status.Conditions {
+		if cond.Type == v1.NodeReady && cond.Status == v1.ConditionTrue {
+			return nil
+		}
+	}
+	return fmt.Errorf("node %s not Ready", name)
 }
 
 // bootstrapStatus asks the server for the cluster's keys with a join

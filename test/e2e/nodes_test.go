@@ -37,7 +37,10 @@ type extraNode struct {
 	// kubeconfig is the node's credentials, or joinToken the token it
 	// joins with (then it has no kubeconfig at all).
 	kubeconfig, joinToken string
-	proc                  *exec.Cmd
+	// server is the URL it joins at; the test cluster's server when
+	// empty.
+	server string
+	proc   *exec.Cmd
 }
 
 var (
@@ -178,6 +181,9 @@ func (x *extraNode) start() error {
 	creds := "ORCA_TEST_KUBECONFIG=" + x.kubeconfig
 	if x.joinToken != "" {
 		creds = "ORCA_TEST_SERVER=https://" + bridgeIP + ":" + inst.URL[strings.LastIndex(inst.URL, ":")+1:]
+		if x.server != "" {
+			creds = "ORCA_TEST_SERVER=" + x.server
+		}
 	}
 	cmd.Env = append(os.Environ(), roleEnv+"=agent", creds, "ORCA_TEST_JOIN_TOKEN="+x.joinToken,
 		"ORCA_TEST_DATA_DIR="+x.dir,
