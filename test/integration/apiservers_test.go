@@ -6,9 +6,10 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"os/exec"
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,8 +22,9 @@ import (
 	"github.com/orca-project/orca/internal/storage/embedded"
 )
 
-// TestSeveralAPIServers runs two servers on one external etcd, sharing
-// their certificates and keys as servers of one cluster do: both serve
+// TestSeveralAPIServers runs two servers on one external etcd, the second
+// joined with the first's server token, which shares the certificates and
+// keys as servers of one cluster do: both serve
 // the same objects, the `kubernetes` Service's endpoints name both, and a
 // server that stops leaves them at once.
 func TestSeveralAPIServers(t *testing.T) {
@@ -45,28 +47,37 @@ func TestSeveralAPIServers(t *testing.T) {
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	start := func(name, ip string) *server.Instance {
-		t.Helper()
-		in, err := server.Start(ctx, server.Options{
+	options := func(name, ip string) server.Options {
+		return server.Options{
 			DataDir: filepath.Join(dir, name), BindAddress: ip, AdvertiseAddress: ip, Port: port,
-			EtcdEndpoints: []string{sock}, EtcdDisableSnapshots: true,
+			EtcdEndpoints: []string{sock}, EtcdDisableSnapshots: true, AnonymousAuth: true,
 			Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		})
-		if err != nil {
-			t.Fatalf("start %s: %v", name, err)
 		}
-		return in
 	}
-	a := start("a", "127.0.0.2")
+	a, err := server.Start(ctx, options("a", "127.0.0.2"))
+	if err != nil {
+		t.Fatalf("start a: %v", err)
+	}
 	defer a.Stop()
-	// The second server gets the first one's CA, keys and encryption key.
-	if out, err := exec.Command("mkdir", "-p", filepath.Join(dir, "b")).CombinedOutput(); err != nil {
-		t.Fatalf("%v %s", err, out)
+	// The second server joins with the server token, which gets it the
+	// first one's CA, keys and encryption key.
+	token, err := os.ReadFile(filepath.Join(dir, "a", server.ServerTokenFile))
+	if err != nil {
+		t.Fatal(err)
 	}
-	if out, err := exec.Command("cp", "-a", filepath.Join(dir, "a", "tls"), filepath.Join(dir, "b", "tls")).CombinedOutput(); err != nil {
-		t.Fatalf("copy tls: %v %s", err, out)
+	join := options("b", "127.0.0.3")
+	join.JoinServer, join.JoinToken = fmt.Sprintf("https://127.0.0.2:%d", port), strings.TrimSpace(string(token))
+	// A server that would keep its data in an embedded etcd of its own
+	// is refused: it would be a second cluster.
+	alone := join
+	alone.EtcdEndpoints, alone.DataDir = nil, filepath.Join(dir, "alone")
+	if _, err := server.Start(ctx, alone); err == nil || !strings.Contains(err.Error(), "--etcd-endpoints") {
+		t.Errorf("a server without the cluster's external etcd joined: %v", err)
 	}
-	b := start("b", "127.0.0.3")
+	b, err := server.Start(ctx, join)
+	if err != nil {
+		t.Fatalf("start b: %v", err)
+	}
 	bStopped := false
 	defer func() {
 		if !bStopped {
