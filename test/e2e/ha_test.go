@@ -149,86 +149,7 @@ func runServerProcess() int {
 // refuses writes with an error instead of hanging, and the cluster heals
 // when both come back.
 func TestHAServers(t *testing.T) {
-	needCluster(t)
-	servers := make([]*haServer, 3)
-	for i := range servers {
-		s := &haServer{name: fmt.Sprintf("server-%d", i+1), ip: fmt.Sprintf("172.31.250.%d", 21+i), netns: fmt.Sprintf("orcae2e-s%d", i+1)}
-		s.dir = filepath.Join(workDir, "ha", s.name)
-		if err := os.MkdirAll(filepath.Dir(s.dir), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := bridgedNetns(s.netns, fmt.Sprintf("vorcae2es%d", i+1), s.ip); err != nil {
-			t.Fatal(err)
-		}
-		servers[i] = s
-	}
-	t.Cleanup(func() {
-		for _, s := range servers {
-			s.kill()
-			if t.Failed() {
-				b, _ := os.ReadFile(s.dir + ".log")
-				t.Logf("log of %s:\n%s", s.name, tail(string(b), 30))
-			}
-			_ = runCmd("ip", "netns", "del", s.netns)
-		}
-	})
-
-	// The first server, then two joined with its server token, the
-	// third through the second.
-	if err := servers[0].start("", ""); err != nil {
-		t.Fatal(err)
-	}
-	if err := servers[0].waitReady(time.Minute); err != nil {
-		t.Fatal(err)
-	}
-	tokenFile := filepath.Join(servers[0].dir, server.ServerTokenFile)
-	// The tokens are written once the server has started its
-	// components, a moment after it reports ready.
-	var nodeToken []byte
-	eventually(t, 30*time.Second, func() error {
-		if _, err := os.Stat(tokenFile); err != nil {
-			return err
-		}
-		var err error
-		nodeToken, err = os.ReadFile(filepath.Join(servers[0].dir, server.TokenFile))
-		return err
-	})
-	// The node join token does not open the cluster's keys.
-	if code := bootstrapStatus(t, servers[0], strings.TrimSpace(string(nodeToken))); code != http.StatusForbidden {
-		t.Errorf("server bootstrap with the node join token: HTTP %d, want 403", code)
-	}
-	for i, join := range []*haServer{servers[0], servers[1]} {
-		if err := servers[i+1].start(join.url(), tokenFile); err != nil {
-			t.Fatal(err)
-		}
-		if err := servers[i+1].waitReady(2 * time.Minute); err != nil {
-			t.Fatal(err)
-		}
-	}
-	etcd := etcdClientOf(t, servers)
-	eventually(t, time.Minute, func() error {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		resp, err := etcd.MemberList(ctx)
-		if err != nil {
-			return err
-		}
-		voters := 0
-		for _, m := range resp.Members {
-			if m.Name != "" && !m.IsLearner {
-				voters++
-			}
-		}
-		if voters != 3 {
-			return fmt.Errorf("%d voting members of %d", voters, len(resp.Members))
-		}
-		return nil
-	})
-	// Every server is an endpoint of the kubernetes Service.
-	eventually(t, time.Minute, func() error {
-		return kubernetesEndpoints(servers[2].client, servers)
-	})
-
+	servers, tokenFile, nodeToken, etcd := startHACluster(t)
 	leader := leaderOf(t, etcd, servers)
 	var survivors []*haServer
 	for _, s := range servers {
@@ -460,6 +381,93 @@ func TestHAServers(t *testing.T) {
 	}
 }
 
+// startHACluster starts three servers, each in a network namespace of
+// its own, the second and third joined with the first's server token,
+// and waits for three voting etcd members. It returns the server token
+// file, the node join token and a client of the etcd members.
+func startHACluster(t *testing.T) (servers []*haServer, tokenFile string, nodeToken []byte, etcd *clientv3.Client) {
+	needCluster(t)
+	servers = make([]*haServer, 3)
+	for i := range servers {
+		s := &haServer{name: fmt.Sprintf("server-%d", i+1), ip: fmt.Sprintf("172.31.250.%d", 21+i), netns: fmt.Sprintf("orcae2e-s%d", i+1)}
+		s.dir = filepath.Join(workDir, "ha", s.name)
+		if err := os.MkdirAll(filepath.Dir(s.dir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := bridgedNetns(s.netns, fmt.Sprintf("vorcae2es%d", i+1), s.ip); err != nil {
+			t.Fatal(err)
+		}
+		servers[i] = s
+	}
+	t.Cleanup(func() {
+		for _, s := range servers {
+			s.kill()
+			if t.Failed() {
+				b, _ := os.ReadFile(s.dir + ".log")
+				t.Logf("log of %s:\n%s", s.name, tail(string(b), 30))
+			}
+			_ = runCmd("ip", "netns", "del", s.netns)
+		}
+	})
+
+	// The first server, then two joined with its server token, the
+	// third through the second.
+	if err := servers[0].start("", ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := servers[0].waitReady(time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	tokenFile = filepath.Join(servers[0].dir, server.ServerTokenFile)
+	// The tokens are written once the server has started its
+	// components, a moment after it reports ready.
+	eventually(t, 30*time.Second, func() error {
+		if _, err := os.Stat(tokenFile); err != nil {
+			return err
+		}
+		var err error
+		nodeToken, err = os.ReadFile(filepath.Join(servers[0].dir, server.TokenFile))
+		return err
+	})
+	// The node join token does not open the cluster's keys.
+	if code := bootstrapStatus(t, servers[0], strings.TrimSpace(string(nodeToken))); code != http.StatusForbidden {
+		t.Errorf("server bootstrap with the node join token: HTTP %d, want 403", code)
+	}
+	for i, join := range []*haServer{servers[0], servers[1]} {
+		if err := servers[i+1].start(join.url(), tokenFile); err != nil {
+			t.Fatal(err)
+		}
+		if err := servers[i+1].waitReady(2 * time.Minute); err != nil {
+			t.Fatal(err)
+		}
+	}
+	etcd = etcdClientOf(t, servers)
+	eventually(t, time.Minute, func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		resp, err := etcd.MemberList(ctx)
+		if err != nil {
+			return err
+		}
+		voters := 0
+		for _, m := range resp.Members {
+			if m.Name != "" && !m.IsLearner {
+				voters++
+			}
+		}
+		if voters != 3 {
+			return fmt.Errorf("%d voting members of %d", voters, len(resp.Members))
+		}
+		return nil
+	})
+	// Every server is an endpoint of the kubernetes Service.
+	eventually(t, time.Minute, func() error {
+		return kubernetesEndpoints(servers[2].client, servers)
+	})
+
+	return servers, tokenFile, nodeToken, etcd
+}
+
 func nodeReady(c kubernetes.Interface, name string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -504,7 +512,17 @@ func bootstrapStatus(t *testing.T, s *haServer, joinToken string) int {
 // server's etcd certificate.
 func etcdClientOf(t *testing.T, servers []*haServer) *clientv3.Client {
 	t.Helper()
-	tlsDir := filepath.Join(servers[0].dir, "tls")
+	var eps []string
+	for _, s := range servers {
+		eps = append(eps, "https://"+s.ip+":2379")
+	}
+	return etcdClientAt(t, filepath.Join(servers[0].dir, "tls"), eps)
+}
+
+// etcdClientAt is a client of the etcd members at eps, with the
+// certificate in tlsDir.
+func etcdClientAt(t *testing.T, tlsDir string, eps []string) *clientv3.Client {
+	t.Helper()
 	cert, err := tls.LoadX509KeyPair(filepath.Join(tlsDir, "etcd-peer.crt"), filepath.Join(tlsDir, "etcd-peer.key"))
 	if err != nil {
 		t.Fatal(err)
@@ -515,10 +533,6 @@ func etcdClientOf(t *testing.T, servers []*haServer) *clientv3.Client {
 	}
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(caPEM)
-	var eps []string
-	for _, s := range servers {
-		eps = append(eps, "https://"+s.ip+":2379")
-	}
 	c, err := clientv3.New(clientv3.Config{Endpoints: eps, DialTimeout: 5 * time.Second,
 		TLS: &tls.Config{Certificates: []tls.Certificate{cert}, RootCAs: pool, MinVersion: tls.VersionTLS12}})
 	if err != nil {
