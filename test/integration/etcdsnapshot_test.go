@@ -59,7 +59,7 @@ func TestEtcdSnapshotRestore(t *testing.T) {
 			in.Stop()
 		}
 	}()
-	const ns, count = "snapshot", 1000
+	const ns, count = "snapshot", 10000
 	if _, err := c.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
