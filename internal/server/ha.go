@@ -342,9 +342,15 @@ func etcdTLSInfo(tlsDir string) transport.TLSInfo {
 // unix socket before) advertises the new one.
 func runMembership(ctx context.Context, log *slog.Logger, local, cluster *clientv3.Client, id uint64, m *etcdMember) error {
 	go recordMembers(ctx, log, local, m.cfg.Dir)
+	promoter := cluster
+	if promoter == nil && isLearner(ctx, local, id) {
+		// Joined before, but stopped before its promotion: the local
+		// member forwards the promotion to the leader.
+		promoter = local
+	}
 	switch {
-	case cluster != nil:
-		if err := embedded.Promote(ctx, cluster, id, time.Second); err != nil {
+	case promoter != nil:
+		if err := embedded.Promote(ctx, promoter, id, time.Second); err != nil {
 			if ctx.Err() == nil {
 				log.Error("etcd member not promoted", "member", m.cfg.Name, "err", err)
 			}
@@ -362,6 +368,21 @@ func runMembership(ctx context.Context, log *slog.Logger, local, cluster *client
 		}
 	}
 	return nil
+}
+
+func isLearner(ctx context.Context, c *clientv3.Client, id uint64) bool {
+	lctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	members, err := embedded.Members(lctx, c)
+	if err != nil {
+		return false
+	}
+	for _, m := range members {
+		if m.ID == id {
+			return m.Learner
+		}
+	}
+	return false
 }
 
 func fileExists(path string) bool {
