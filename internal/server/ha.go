@@ -24,12 +24,15 @@ import (
 
 	"go.etcd.io/etcd/client/pkg/v3/transport"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/orca-project/orca/internal/agent/join"
 	"github.com/orca-project/orca/internal/apiserver"
 	"github.com/orca-project/orca/internal/auth/bootstrappolicy"
 	"github.com/orca-project/orca/internal/auth/bootstraptoken"
 	"github.com/orca-project/orca/internal/auth/pki"
+	"github.com/orca-project/orca/internal/controller/etcdmember"
 	"github.com/orca-project/orca/internal/storage/embedded"
 	"github.com/orca-project/orca/internal/storage/encryption"
 )
@@ -368,6 +371,55 @@ func runMembership(ctx context.Context, log *slog.Logger, local, cluster *client
 		}
 	}
 	return nil
+}
+
+// startMemberController runs the controller that removes the etcd
+// member of a server whose Node is deleted or annotated for removal, and
+// marks this server's own Node with its member.
+func startMemberController(ctx context.Context, opts Options, tlsDir string, ca *pki.Pair, port int, local *clientv3.Client, m *etcdMember, goFn func(func() error)) error {
+	cfg, err := loopbackConfig(opts, tlsDir, ca, port, "apiserver-loopback", "system:apiserver", []string{user.SystemPrivilegedGroup}, "orca-etcd-member", 20, 40)
+	if err != nil {
+		return err
+	}
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	own := ""
+	if opts.Agent != nil {
+		own = opts.Agent.NodeName
+	}
+	c, err := etcdmember.New(etcdmember.Config{
+		Client: client, Members: etcdMembership{local}, Self: m.cfg.Name, OwnNode: own, Address: opts.AdvertiseAddress, Log: opts.Log,
+	})
+	if err != nil {
+		return err
+	}
+	goFn(func() error { return c.Run(ctx) })
+	return nil
+}
+
+// etcdMembership is the embedded etcd cluster as the member controller
+// sees it.
+type etcdMembership struct{ c *clientv3.Client }
+
+func (e etcdMembership) Names(ctx context.Context) ([]string, error) {
+	members, err := embedded.Members(ctx, e.c)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, m := range members {
+		if m.Name != "" {
+			names = append(names, m.Name)
+		}
+	}
+	return names, nil
+}
+
+func (e etcdMembership) Remove(ctx context.Context, name string) error {
+	_, err := embedded.Remove(ctx, e.c, name)
+	return err
 }
 
 func isLearner(ctx context.Context, c *clientv3.Client, id uint64) bool {

@@ -531,6 +531,11 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 	say("API server ready at %s", url)
 	if member != nil {
 		g.Go(func() error { return runMembership(gctx, opts.Log, client, cluster, memberID, member) })
+		if err := startMemberController(gctx, opts, tlsDir, ca, port, client, member, g.Go); err != nil {
+			cancel()
+			_ = inst.Wait()
+			return nil, err
+		}
 	}
 	if err := maintenance.start(gctx, client, reg, g.Go); err != nil {
 		cancel()
