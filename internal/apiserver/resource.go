@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"reflect"
 	"strings"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -115,6 +117,13 @@ func (r *resource) translateError(err error, name string) error {
 	var se apierrors.APIStatus
 	if errors.As(err, &se) {
 		return err
+	}
+	// etcd's own refusals (no leader, request timed out, too many
+	// requests) reach the client as they are, a 500 with etcd's message,
+	// as upstream's store returns them.
+	var ee rpctypes.EtcdError
+	if errors.As(err, &ee) {
+		return &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusInternalServerError, Message: ee.Error()}}
 	}
 	return apierrors.NewInternalError(err)
 }
