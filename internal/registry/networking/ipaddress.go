@@ -2,7 +2,6 @@ package networking
 
 import (
 	networkingv1 "k8s.io/api/networking/v1"
-	"k8s.io/apimachinery/pkg/api/validate/content"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
@@ -49,24 +48,11 @@ func validateIPAddress(ip *networkingv1.IPAddress) field.ErrorList {
 	}
 	var errs field.ErrorList
 	if ref.Group != "" {
-		for _, msg := range utilvalidation.IsDNS1123Subdomain(ref.Group) {
-			errs = append(errs, field.Invalid(parentRefPath.Child("group"), ref.Group, msg))
-		}
+		errs = validateReferenceGroup(parentRefPath.Child("group"), &ref.Group)
 	}
-	pathSegment := func(name, value string, required bool) {
-		if value == "" {
-			if required {
-				errs = append(errs, field.Required(parentRefPath.Child(name), ""))
-			}
-			return
-		}
-		for _, msg := range content.IsPathSegmentName(value) {
-			errs = append(errs, field.Invalid(parentRefPath.Child(name), value, msg))
-		}
-	}
-	pathSegment("resource", ref.Resource, true)
-	pathSegment("name", ref.Name, true)
-	pathSegment("namespace", ref.Namespace, false)
+	errs = append(errs, validatePathSegment(parentRefPath.Child("resource"), ref.Resource, true)...)
+	errs = append(errs, validatePathSegment(parentRefPath.Child("name"), ref.Name, true)...)
+	errs = append(errs, validatePathSegment(parentRefPath.Child("namespace"), ref.Namespace, false)...)
 	return errs
 }
 
