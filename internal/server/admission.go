@@ -15,6 +15,7 @@ import (
 
 	"github.com/orca-project/orca/internal/admission"
 	certadmission "github.com/orca-project/orca/internal/admission/certificates"
+	"github.com/orca-project/orca/internal/admission/defaultingressclass"
 	"github.com/orca-project/orca/internal/admission/defaulttolerationseconds"
 	"github.com/orca-project/orca/internal/admission/limitranger"
 	"github.com/orca-project/orca/internal/admission/namespacelifecycle"
@@ -95,6 +96,7 @@ func (p *admissionPlugins) chain(objects admission.Objects) admission.Chain {
 		priority.New(objects),
 		defaulttolerationseconds.New(),
 		runtimeclass.New(objects),
+		defaultingressclass.New(objects),
 		certadmission.NewNodePodCertificates(objects),
 		certadmission.NewApproval(p.authorizer()),
 		certadmission.NewSigning(p.authorizer()),
