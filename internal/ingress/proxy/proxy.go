@@ -1,0 +1,153 @@
+// Package proxy is the data path of Orca's ingress controller: an HTTP
+// handler that routes each request by the current route.Table straight to
+// a ready endpoint of the chosen backend (no hop through the cluster IP),
+// and the TLS configuration that answers each server name with its
+// Ingress's certificate. Swapping the table changes routing for the next
+// request; requests and connections in flight keep going.
+package proxy
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/orca-project/orca/internal/ingress/route"
+)
+
+// Handler routes requests by the table it holds.
+type Handler struct {
+	table atomic.Pointer[route.Table]
+	proxy *httputil.ReverseProxy
+	log   *slog.Logger
+	// random draws in [0, 1), for canary weights and endpoint choice.
+	random func() float64
+}
+
+// New builds a handler with an empty table (every request 404s until Set).
+func New(log *slog.Logger) *Handler {
+	if log == nil {
+		log = slog.Default()
+	}
+	h := &Handler{log: log, random: rand.Float64}
+	h.table.Store(&route.Table{})
+	h.proxy = &httputil.ReverseProxy{
+		Rewrite:      rewrite,
+		Transport:    newTransport(),
+		ErrorHandler: h.proxyError,
+		// Streams (server-sent events, long polls) reach the client as
+		// they are written.
+		FlushInterval: -1,
+		ErrorLog:      slog.NewLogLogger(log.Handler(), slog.LevelDebug),
+	}
+	return h
+}
+
+// Set makes t the routing of the next requests.
+func (h *Handler) Set(t *route.Table) { h.table.Store(t) }
+
+// Table is the routing in use.
+func (h *Handler) Table() *route.Table { return h.table.Load() }
+
+// newTransport keeps connections to endpoints alive between requests, as
+// the point of an in-process proxy is to cost little per request.
+func newTransport() *http.Transport {
+	return &http.Transport{
+		Proxy:                 nil,
+		DialContext:           (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:          1024,
+		MaxIdleConnsPerHost:   64,
+		IdleConnTimeout:       90 * time.Second,
+		ResponseHeaderTimeout: 60 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}
+}
+
+type ctxKey int
+
+const (
+	targetKey ctxKey = iota
+	portKey
+)
+
+// ServeHTTP routes one request.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	host := r.Host
+	if hh, _, err := net.SplitHostPort(host); err == nil {
+		host = hh
+	}
+	m, ok := h.table.Load().Route(host, r.URL.Path)
+	if !ok {
+		http.Error(w, "404 page not found", http.StatusNotFound)
+		return
+	}
+	b := m.PickByHeader(r.Header.Get, h.random())
+	if len(b.Endpoints) == 0 {
+		http.Error(w, "503 Service Unavailable: no ready endpoint for "+b.Service.String()+":"+b.Port, http.StatusServiceUnavailable)
+		return
+	}
+	ep := b.Endpoints[int(h.random()*float64(len(b.Endpoints)))%len(b.Endpoints)]
+	ctx := context.WithValue(r.Context(), targetKey, ep)
+	if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+		if _, port, err := net.SplitHostPort(la.String()); err == nil {
+			ctx = context.WithValue(ctx, portKey, port)
+		}
+	}
+	h.proxy.ServeHTTP(w, r.WithContext(ctx))
+}
+
+// rewrite sends the request to the chosen endpoint with the client's
+// Host and the X-Forwarded-* headers backends expect behind an ingress.
+func rewrite(pr *httputil.ProxyRequest) {
+	ep, _ := pr.In.Context().Value(targetKey).(string)
+	pr.SetURL(&url.URL{Scheme: "http", Host: ep})
+	pr.Out.Host = pr.In.Host
+	pr.SetXForwarded()
+	if port, ok := pr.In.Context().Value(portKey).(string); ok {
+		pr.Out.Header.Set("X-Forwarded-Port", port)
+	}
+	if ip, _, err := net.SplitHostPort(pr.In.RemoteAddr); err == nil {
+		pr.Out.Header.Set("X-Real-Ip", ip)
+	}
+}
+
+// proxyError answers a request the endpoint did not: 502 when it could
+// not be reached or broke off, 504 when it did not answer in time.
+func (h *Handler) proxyError(w http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(err, context.Canceled) {
+		// The client left; nobody reads the answer.
+		return
+	}
+	code := http.StatusBadGateway
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		code = http.StatusGatewayTimeout
+	}
+	h.log.Debug("ingress backend failed", "host", r.Host, "path", r.URL.Path, "endpoint", r.Context().Value(targetKey), "err", err)
+	http.Error(w, strconv.Itoa(code)+" "+http.StatusText(code), code)
+}
+
+// TLSConfig answers each TLS server name with the certificate the table
+// gives it, and offers HTTP/2. A name no certificate covers fails the
+// handshake, as there is nothing honest to present.
+func (h *Handler) TLSConfig() *tls.Config {
+	return &tls.Config{
+		MinVersion: tls.VersionTLS12,
+		NextProtos: []string{"h2", "http/1.1"},
+		GetCertificate: func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
+			c, ok := h.table.Load().Certificate(hello.ServerName)
+			if !ok {
+				return nil, errors.New("no certificate for " + strconv.Quote(hello.ServerName))
+			}
+			return c.Certificate, nil
+		},
+	}
+}
