@@ -102,7 +102,7 @@ func TestClassSelection(t *testing.T) {
 	// An empty annotation is no class at all.
 	ing := &networkingv1.Ingress{}
 	ing.Annotations = map[string]string{annotationIngressClass: ""}
-	if in := (Input{Class: class, DefaultClass: true}); !in.ours(ing) {
+	if in := (Input{Class: class, DefaultClass: true}); !in.Ours(ing) {
 		t.Error("an Ingress with an empty class annotation is not the default class's")
 	}
 }

@@ -44,11 +44,11 @@ type Problem struct {
 
 func (p Problem) String() string { return p.Ingress.String() + ": " + p.Message }
 
-// ours reports whether this controller handles ing, with upstream's
+// Ours reports whether this controller handles ing, with upstream's
 // semantics: the class field decides if set, else the old annotation,
 // else an Ingress without a class belongs to the default class. An empty
 // annotation counts as absent, as in ingress-nginx.
-func (in *Input) ours(ing *networkingv1.Ingress) bool {
+func (in *Input) Ours(ing *networkingv1.Ingress) bool {
 	if ing.Spec.IngressClassName != nil {
 		return *ing.Spec.IngressClassName == in.Class
 	}
@@ -65,7 +65,7 @@ func (in *Input) ours(ing *networkingv1.Ingress) bool {
 func (in *Input) ourIngresses() []*networkingv1.Ingress {
 	var out []*networkingv1.Ingress
 	for _, ing := range in.Ingresses {
-		if in.ours(ing) {
+		if in.Ours(ing) {
 			out = append(out, ing)
 		}
 	}

@@ -1,0 +1,108 @@
+package ingress
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/orca-project/orca/internal/ingress/route"
+)
+
+func TestLoadBalancerStatus(t *testing.T) {
+	st := LoadBalancerStatus([]string{"10.0.0.2", "10.0.0.1", "10.0.0.2"})
+	var got []string
+	for _, i := range st.Ingress {
+		got = append(got, i.IP)
+	}
+	if !slices.Equal(got, []string{"10.0.0.1", "10.0.0.2"}) {
+		t.Errorf("status addresses %v", got)
+	}
+}
+
+// TestController: an Ingress of the class, and one without a class once
+// the class is the default, are routed to the ready endpoints of their
+// Service, follow its changes, and get the serving addresses in status.
+func TestController(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	class, prefix, portName, port := ClassName, networkingv1.PathTypePrefix, "http", int32(8080)
+	backend := networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{Name: "web", Port: networkingv1.ServiceBackendPort{Number: 80}}}
+	ing := func(name, host string, cls *string) *networkingv1.Ingress {
+		return &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}, Spec: networkingv1.IngressSpec{
+			IngressClassName: cls,
+			Rules: []networkingv1.IngressRule{{Host: host, IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{
+				Paths: []networkingv1.HTTPIngressPath{{Path: "/", PathType: &prefix, Backend: backend}}}}}},
+		}}
+	}
+	client := fake.NewSimpleClientset(
+		ing("mine", "a.example", &class), ing("classless", "b.example", nil),
+		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"}, Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80}}}},
+		&discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Name: "web-1", Namespace: "default", Labels: map[string]string{discoveryv1.LabelServiceName: "web"}},
+			AddressType: discoveryv1.AddressTypeIPv4, Ports: []discoveryv1.EndpointPort{{Name: &portName, Port: &port}},
+			Endpoints: []discoveryv1.Endpoint{{Addresses: []string{"10.42.0.5"}}}},
+	)
+	var current atomic.Pointer[route.Table]
+	c, err := New(Config{Client: client, Set: func(t *route.Table) { current.Store(t) }, Addresses: func() []string { return []string{"192.168.1.10"} },
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = c.Run(ctx) }()
+	endpoints := func(host string) []string {
+		t := current.Load()
+		if t == nil {
+			return nil
+		}
+		m, ok := t.Route(host, "/")
+		if !ok {
+			return nil
+		}
+		return m.Backends[0].Endpoints
+	}
+	waitFor(t, func() bool { return slices.Equal(endpoints("a.example"), []string{"10.42.0.5:8080"}) })
+	if got := endpoints("b.example"); got != nil {
+		t.Errorf("an Ingress without a class was routed while no class is the default: %v", got)
+	}
+	waitFor(t, func() bool {
+		i, err := client.NetworkingV1().Ingresses("default").Get(ctx, "mine", metav1.GetOptions{})
+		return err == nil && len(i.Status.LoadBalancer.Ingress) == 1 && i.Status.LoadBalancer.Ingress[0].IP == "192.168.1.10"
+	})
+
+	// The class becomes the default: the classless Ingress is ours too.
+	if _, err := client.NetworkingV1().IngressClasses().Create(ctx, &networkingv1.IngressClass{
+		ObjectMeta: metav1.ObjectMeta{Name: ClassName, Annotations: map[string]string{networkingv1.AnnotationIsDefaultIngressClass: "true"}},
+		Spec:       networkingv1.IngressClassSpec{Controller: ControllerName}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return slices.Equal(endpoints("b.example"), []string{"10.42.0.5:8080"}) })
+
+	// An endpoint more: the table follows.
+	sl, _ := client.DiscoveryV1().EndpointSlices("default").Get(ctx, "web-1", metav1.GetOptions{})
+	sl.Endpoints = append(sl.Endpoints, discoveryv1.Endpoint{Addresses: []string{"10.42.1.7"}})
+	if _, err := client.DiscoveryV1().EndpointSlices("default").Update(ctx, sl, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return slices.Equal(endpoints("a.example"), []string{"10.42.0.5:8080", "10.42.1.7:8080"}) })
+}
+
+func waitFor(t *testing.T, f func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if f() {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatal("condition not met in 10s")
+}
