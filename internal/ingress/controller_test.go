@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/orca-project/orca/internal/ingress/route"
+	"github.com/orca-project/orca/internal/testutil"
 )
 
 func TestLoadBalancerStatus(t *testing.T) {
@@ -69,11 +70,11 @@ func TestController(t *testing.T) {
 		}
 		return m.Backends[0].Endpoints
 	}
-	waitFor(t, func() bool { return slices.Equal(endpoints("a.example"), []string{"10.42.0.5:8080"}) })
+	testutil.Eventually(t, 10*time.Second, "a.example routed to the ready endpoint", func() bool { return slices.Equal(endpoints("a.example"), []string{"10.42.0.5:8080"}) })
 	if got := endpoints("b.example"); got != nil {
 		t.Errorf("an Ingress without a class was routed while no class is the default: %v", got)
 	}
-	waitFor(t, func() bool {
+	testutil.Eventually(t, 10*time.Second, "the serving address in the status", func() bool {
 		i, err := client.NetworkingV1().Ingresses("default").Get(ctx, "mine", metav1.GetOptions{})
 		return err == nil && len(i.Status.LoadBalancer.Ingress) == 1 && i.Status.LoadBalancer.Ingress[0].IP == "192.168.1.10"
 	})
@@ -84,7 +85,7 @@ func TestController(t *testing.T) {
 		Spec:       networkingv1.IngressClassSpec{Controller: ControllerName}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { return slices.Equal(endpoints("b.example"), []string{"10.42.0.5:8080"}) })
+	testutil.Eventually(t, 10*time.Second, "the classless Ingress routed once the class is the default", func() bool { return slices.Equal(endpoints("b.example"), []string{"10.42.0.5:8080"}) })
 
 	// An endpoint more: the table follows.
 	sl, _ := client.DiscoveryV1().EndpointSlices("default").Get(ctx, "web-1", metav1.GetOptions{})
@@ -92,17 +93,5 @@ func TestController(t *testing.T) {
 	if _, err := client.DiscoveryV1().EndpointSlices("default").Update(ctx, sl, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { return slices.Equal(endpoints("a.example"), []string{"10.42.0.5:8080", "10.42.1.7:8080"}) })
-}
-
-func waitFor(t *testing.T, f func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if f() {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatal("condition not met in 10s")
+	testutil.Eventually(t, 10*time.Second, "the new endpoint in the table", func() bool { return slices.Equal(endpoints("a.example"), []string{"10.42.0.5:8080", "10.42.1.7:8080"}) })
 }

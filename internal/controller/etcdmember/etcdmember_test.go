@@ -11,6 +11,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/orca-project/orca/internal/testutil"
 )
 
 func node(name string, ann map[string]string, finalizer, deleting bool) *v1.Node {
@@ -83,7 +85,7 @@ func TestController(t *testing.T) {
 		t.Fatal(err)
 	}
 	go func() { _ = c.Run(ctx) }()
-	waitFor(t, func() bool {
+	testutil.Eventually(t, 10*time.Second, "the own node marked with the member and the finalizer", func() bool {
 		n, err := client.CoreV1().Nodes().Get(ctx, "n-a", metav1.GetOptions{})
 		return err == nil && n.Annotations[NameAnnotation] == "a" && n.Annotations[AddressAnnotation] == "10.0.0.1" && slices.Contains(n.Finalizers, Finalizer)
 	})
@@ -95,23 +97,11 @@ func TestController(t *testing.T) {
 	if _, err := client.CoreV1().Nodes().Update(ctx, b, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool {
+	testutil.Eventually(t, 10*time.Second, "the deleted node let go", func() bool {
 		n, err := client.CoreV1().Nodes().Get(ctx, "n-b", metav1.GetOptions{})
 		return err == nil && len(n.Finalizers) == 0
 	})
 	if names, _ := members.Names(ctx); !slices.Equal(names, []string{"a", "c"}) {
 		t.Errorf("members after the node's deletion: %v", names)
 	}
-}
-
-func waitFor(t *testing.T, f func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if f() {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatal("condition not met in 10s")
 }
