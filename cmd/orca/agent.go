@@ -55,6 +55,7 @@ func (a *agentFlags) register(f *pflag.FlagSet, standalone bool) {
 	f.StringVar(&a.evictionHard, "eviction-hard", "", "hard eviction thresholds, upstream's syntax (memory.available<100Mi,nodefs.available<10%,pid.available<5% when empty): less free than this is node pressure, and the node is tainted")
 	f.BoolVar(&a.opts.AllowPrivileged, "allow-privileged", false, "let containers run privileged")
 	f.StringVar(&a.opts.PauseBinary, "pause-binary", "", "the pause program for pod sandboxes (orca-pause next to orca when empty)")
+	f.BoolVar(&a.opts.DisableIngress, "disable-ingress", false, "run no ingress controller on this node (it serves Ingresses on ports 80 and 443 otherwise)")
 	f.StringVar(&a.opts.RegistryConfigDir, "registry-config-dir", "", "directory of containerd registry host files (REGISTRY/hosts.toml: mirrors, CAs, plain-HTTP registries) the node pulls images by")
 }
 

@@ -69,6 +69,14 @@ type Options struct {
 	// Node authorizer refuses a node's own identity, so upstream runs
 	// kube-proxy as system:kube-proxy. Config when nil.
 	ProxyConfig *rest.Config
+	// IngressConfig is what the node's ingress controller reads with, as
+	// system:orca:ingress (Ingresses, Services, EndpointSlices and TLS
+	// Secrets of every namespace). Config when nil.
+	IngressConfig *rest.Config
+	// DisableIngress runs no ingress on the node: ports 80 and 443 stay
+	// free and the node is not among the orca-ingress Service's
+	// endpoints.
+	DisableIngress bool
 	// NodeIP is the node's InternalIP; found from the default route when
 	// empty.
 	NodeIP      string
@@ -184,6 +192,7 @@ func Run(ctx context.Context, o Options) error {
 	if o.Config == nil && o.Join != nil {
 		j := *o.Join
 		j.NodeName, j.Log = o.NodeName, log
+		j.Ingress = !o.DisableIngress
 		if j.Dir == "" {
 			j.Dir = filepath.Join(d.Root, "pki")
 		}
@@ -211,6 +220,9 @@ func Run(ctx context.Context, o Options) error {
 		o.Config = creds.Config
 		if o.ProxyConfig == nil {
 			o.ProxyConfig = creds.ProxyConfig
+		}
+		if o.IngressConfig == nil {
+			o.IngressConfig = creds.IngressConfig
 		}
 		for _, m := range creds.Managers {
 			m.Start()
@@ -411,6 +423,7 @@ func Run(ctx context.Context, o Options) error {
 			log.Error("service proxy", "err", err)
 		}
 	}()
+	go runIngress(ctx, o, client, reg, log)
 	log.Info("agent running", "node", o.NodeName, "nodeIP", nodeIP, "runtime", runtimeVersion, "kubeletPort", o.KubeletPort)
 	if o.Ready != nil {
 		o.Ready()

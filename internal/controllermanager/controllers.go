@@ -12,6 +12,7 @@ import (
 	"github.com/orca-project/orca/internal/controller/endpointslice"
 	"github.com/orca-project/orca/internal/controller/endpointslicemirroring"
 	"github.com/orca-project/orca/internal/controller/garbagecollector"
+	"github.com/orca-project/orca/internal/controller/ingresspublish"
 	"github.com/orca-project/orca/internal/controller/job"
 	"github.com/orca-project/orca/internal/controller/namespace"
 	"github.com/orca-project/orca/internal/controller/replicaset"
@@ -64,6 +65,9 @@ func DefaultControllers() []Descriptor {
 		}},
 		{Name: "garbagecollector", Workers: 20, New: func(c *Context) (Controller, error) {
 			return garbagecollector.New(c.Metadata, c.Dynamic, c.Discovery, c.QueueMetrics, c.Log), nil
+		}},
+		{Name: "ingress-publisher", Workers: 1, New: func(c *Context) (Controller, error) {
+			return ingresspublish.New(c.Client, c.Informers, c.QueueMetrics, c.Log)
 		}},
 		{Name: "job", Workers: 5, New: func(c *Context) (Controller, error) { return job.New(c.Client, c.Informers, c.QueueMetrics, c.Log) }},
 		{Name: "namespace", Workers: 10, New: func(c *Context) (Controller, error) {

@@ -1,8 +1,11 @@
-// Package ingress is Orca's built-in ingress controller: it watches the
-// Ingresses of its IngressClass and what they name (Services,
-// EndpointSlices, TLS Secrets), rebuilds the routing table (package
-// route) on every change and hands it to the proxy (package proxy), and
-// writes the addresses it serves on into the Ingresses' status.
+// Package ingress is Orca's built-in ingress controller as each node runs
+// it: it watches the Ingresses of its IngressClass and what they name
+// (Services, EndpointSlices, TLS Secrets), rebuilds the routing table
+// (package route) on every change, and hands it to the proxy (package
+// proxy) that serves ports 80 and 443 of the node. What the cluster sees
+// of the ingress (the orca-ingress Service, the Ingresses' status and
+// warnings) is written once for all nodes by the ingress-publisher
+// controller (internal/controller/ingresspublish).
 package ingress
 
 import (
@@ -15,8 +18,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
@@ -42,6 +43,22 @@ const (
 	ControllerName = "orca.io/ingress-controller"
 )
 
+// The ingress is published as a LoadBalancer Service, ServiceNamespace/
+// ServiceName, whose endpoints are the nodes that carry NodeLabel (set
+// by their agents once the proxy listens): its addresses are where
+// Ingresses are served, and what their status says.
+const (
+	ServiceNamespace = "kube-system"
+	ServiceName      = "orca-ingress"
+	NodeLabel        = "node.orca.io/ingress"
+)
+
+// Ports the proxy serves on every node.
+const (
+	HTTPPort  = 80
+	HTTPSPort = 443
+)
+
 // Config of the controller.
 type Config struct {
 	Client kubernetes.Interface
@@ -49,10 +66,7 @@ type Config struct {
 	Class string
 	// Set receives every new routing table.
 	Set func(*route.Table)
-	// Addresses are where the proxy serves, for the Ingresses' status;
-	// nil leaves the status alone.
-	Addresses func() []string
-	Log       *slog.Logger
+	Log *slog.Logger
 }
 
 // Controller keeps the routing table and the status current.
@@ -111,8 +125,7 @@ func New(cfg Config) (*Controller, error) {
 	return c, nil
 }
 
-// Run keeps the table current until ctx ends; the status is put back
-// every minute as well, for addresses that changed without an event.
+// Run keeps the table current until ctx ends.
 func (c *Controller) Run(ctx context.Context) error {
 	defer utilruntime.HandleCrash()
 	defer c.queue.ShutDown()
@@ -123,16 +136,21 @@ func (c *Controller) Run(ctx context.Context) error {
 	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
 		return nil
 	}
+	// A first table even for a cluster without any object the handlers
+	// would have reported.
+	c.queue.Add(syncKey)
 	go wait.UntilWithContext(ctx, func(ctx context.Context) {
 		controllerutil.ProcessQueue(ctx, c.queue, func(ctx context.Context, _ string) error { return c.sync(ctx) }, c.log, "key")
 	}, time.Second)
-	go wait.UntilWithContext(ctx, func(context.Context) { c.queue.Add(syncKey) }, time.Minute)
 	<-ctx.Done()
 	return nil
 }
 
-func (c *Controller) sync(ctx context.Context) error {
-	in, err := c.input()
+// sync rebuilds the table. Problems are logged here, when they change;
+// the ingress publisher reports them on the Ingresses as events, once
+// for the cluster rather than once per node.
+func (c *Controller) sync(context.Context) error {
+	in, err := Gather(c.cfg.Class, c.listers())
 	if err != nil {
 		return err
 	}
@@ -144,35 +162,45 @@ func (c *Controller) sync(ctx context.Context) error {
 		}
 		c.problems = problems
 	}
-	if c.cfg.Addresses == nil {
-		return nil
-	}
-	return c.writeStatus(ctx, in, c.cfg.Addresses())
+	return nil
 }
 
-// input gathers Build's input from the caches.
-func (c *Controller) input() (route.Input, error) {
+func (c *Controller) listers() Listers {
+	return Listers{Ingresses: c.ingresses, Classes: c.classes, Services: c.services, Slices: c.slices, Secrets: c.secrets}
+}
+
+// Listers are the caches Build's input is gathered from.
+type Listers struct {
+	Ingresses networkinglisters.IngressLister
+	Classes   networkinglisters.IngressClassLister
+	Services  corelisters.ServiceLister
+	Slices    discoverylisters.EndpointSliceLister
+	Secrets   corelisters.SecretLister
+}
+
+// Gather reads Build's input for class from the caches.
+func Gather(class string, l Listers) (route.Input, error) {
 	in := route.Input{
-		Class:     c.cfg.Class,
+		Class:     class,
 		Services:  map[types.NamespacedName]*corev1.Service{},
 		Endpoints: map[types.NamespacedName][]*discoveryv1.EndpointSlice{},
 		Secrets:   map[types.NamespacedName]*corev1.Secret{},
 	}
-	if cl, err := c.classes.Get(c.cfg.Class); err == nil {
+	if cl, err := l.Classes.Get(class); err == nil {
 		in.DefaultClass = cl.Annotations[networkingv1.AnnotationIsDefaultIngressClass] == "true"
 	}
 	var err error
-	if in.Ingresses, err = c.ingresses.List(labels.Everything()); err != nil {
+	if in.Ingresses, err = l.Ingresses.List(labels.Everything()); err != nil {
 		return in, err
 	}
-	svcs, err := c.services.List(labels.Everything())
+	svcs, err := l.Services.List(labels.Everything())
 	if err != nil {
 		return in, err
 	}
 	for _, s := range svcs {
 		in.Services[types.NamespacedName{Namespace: s.Namespace, Name: s.Name}] = s
 	}
-	sls, err := c.slices.List(labels.Everything())
+	sls, err := l.Slices.List(labels.Everything())
 	if err != nil {
 		return in, err
 	}
@@ -182,7 +210,7 @@ func (c *Controller) input() (route.Input, error) {
 			in.Endpoints[k] = append(in.Endpoints[k], s)
 		}
 	}
-	secs, err := c.secrets.List(labels.Everything())
+	secs, err := l.Secrets.List(labels.Everything())
 	if err != nil {
 		return in, err
 	}
@@ -190,33 +218,4 @@ func (c *Controller) input() (route.Input, error) {
 		in.Secrets[types.NamespacedName{Namespace: s.Namespace, Name: s.Name}] = s
 	}
 	return in, nil
-}
-
-// LoadBalancerStatus is the status of an Ingress served on addrs.
-func LoadBalancerStatus(addrs []string) networkingv1.IngressLoadBalancerStatus {
-	sorted := slices.Clone(addrs)
-	slices.Sort(sorted)
-	var st networkingv1.IngressLoadBalancerStatus
-	for _, a := range slices.Compact(sorted) {
-		st.Ingress = append(st.Ingress, networkingv1.IngressLoadBalancerIngress{IP: a})
-	}
-	return st
-}
-
-// writeStatus puts addrs into the status of every Ingress of the class
-// whose status says otherwise.
-func (c *Controller) writeStatus(ctx context.Context, in route.Input, addrs []string) error {
-	want := LoadBalancerStatus(addrs)
-	for _, ing := range in.Ingresses {
-		if !in.Ours(ing) || apiequality.Semantic.DeepEqual(ing.Status.LoadBalancer, want) {
-			continue
-		}
-		cp := ing.DeepCopy()
-		cp.Status.LoadBalancer = want
-		_, err := c.cfg.Client.NetworkingV1().Ingresses(cp.Namespace).UpdateStatus(ctx, cp, metav1.UpdateOptions{})
-		if err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("status of ingress %s/%s: %w", cp.Namespace, cp.Name, err)
-		}
-	}
-	return nil
 }

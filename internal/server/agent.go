@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"github.com/orca-project/orca/internal/agent"
+	"github.com/orca-project/orca/internal/auth/bootstrappolicy"
 	"github.com/orca-project/orca/internal/auth/pki"
 )
 
@@ -54,6 +55,11 @@ func agentOptions(opts Options, tlsDir string, ca *pki.Pair, port int) (agent.Op
 	a.Config = cfg
 	if a.ProxyConfig, err = loopbackConfig(opts, tlsDir, ca, port, "kube-proxy", "system:kube-proxy", nil, "orca-proxy", 20, 40); err != nil {
 		return a, err
+	}
+	if !a.DisableIngress {
+		if a.IngressConfig, err = loopbackConfig(opts, tlsDir, ca, port, "ingress", bootstrappolicy.IngressUser, nil, "orca-ingress", 20, 40); err != nil {
+			return a, err
+		}
 	}
 	ips := []net.IP{net.IPv4(127, 0, 0, 1)}
 	if ip := net.ParseIP(a.NodeIP); ip != nil {

@@ -7,7 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/orca-project/orca/internal/apiserver"
 	"github.com/orca-project/orca/internal/auth/bootstrappolicy"
@@ -108,24 +107,9 @@ func (s nodeSource) PersistentVolumeClaim(ns, name string) *corev1.PersistentVol
 // server's own admin, retrying until it holds: components started after
 // it rely on their roles.
 func reconcilePolicy(ctx context.Context, opts Options, tlsDir string, ca *pki.Pair, port int) error {
-	cfg, err := loopbackConfig(opts, tlsDir, ca, port, "admin", "system:admin", []string{"system:masters"}, "orca-rbac-bootstrap", 100, 200)
+	client, err := adminClient(opts, tlsDir, ca, port, "orca-rbac-bootstrap", 100, 200)
 	if err != nil {
 		return err
 	}
-	client, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	var last error
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); {
-		if last = bootstrappolicy.Reconcile(ctx, client, opts.Log); last == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(500 * time.Millisecond):
-		}
-	}
-	return fmt.Errorf("bootstrap RBAC policy: %w", last)
+	return retryFor(ctx, 500*time.Millisecond, "bootstrap RBAC policy", func() error { return bootstrappolicy.Reconcile(ctx, client, opts.Log) })
 }

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/orca-project/orca/internal/auth/pki"
 	"github.com/orca-project/orca/internal/flowcontrol"
@@ -33,27 +32,14 @@ func newFlowControl(opts Options, reg prometheus.Registerer) (*flowcontrol.Dispa
 // are classified by it. Both act through the API as the server's own
 // administrator, whom the exempt level serves.
 func startFlowControl(ctx context.Context, opts Options, tlsDir string, ca *pki.Pair, port int, d *flowcontrol.Dispatcher, run func(func() error)) error {
-	cfg, err := loopbackConfig(opts, tlsDir, ca, port, "admin", "system:admin", []string{"system:masters"}, "orca-flowcontrol", 50, 100)
+	client, err := adminClient(opts, tlsDir, ca, port, "orca-flowcontrol", 50, 100)
 	if err != nil {
 		return err
 	}
-	client, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
+	if err := retryFor(ctx, 500*time.Millisecond, "API Priority and Fairness bootstrap configuration", func() error {
+		return flowcontrol.Ensure(ctx, client, opts.Log)
+	}); err != nil {
 		return err
-	}
-	for deadline := time.Now().Add(time.Minute); ; {
-		err := flowcontrol.Ensure(ctx, client, opts.Log)
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("API Priority and Fairness bootstrap configuration: %w", err)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(500 * time.Millisecond):
-		}
 	}
 	run(func() error {
 		flowcontrol.RunEnsurer(ctx, client, opts.Log)

@@ -506,6 +506,11 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 		_ = inst.Wait()
 		return nil, err
 	}
+	if err := ensureIngressClass(ctx, opts, tlsDir, ca, port); err != nil {
+		cancel()
+		_ = inst.Wait()
+		return nil, err
+	}
 	join, created, err := setupJoin(ctx, opts, tlsDir, ca, port)
 	if err != nil {
 		cancel()

@@ -74,7 +74,12 @@ func TestServicesAcrossNodes(t *testing.T) {
 		})
 	}
 
-	lb := createService(t, ns, "web-lb", func(s *v1.Service) { s.Spec.Type = v1.ServiceTypeLoadBalancer })
+	// Port 80 of the nodes' addresses is the ingress's (the orca-ingress
+	// LoadBalancer Service holds it); a Service of one's own takes another.
+	lb := createService(t, ns, "web-lb", func(s *v1.Service) {
+		s.Spec.Type = v1.ServiceTypeLoadBalancer
+		s.Spec.Ports[0].Port = 8080
+	})
 	var ingress string
 	eventually(t, 30*time.Second, func() error {
 		s, err := client.CoreV1().Services(ns).Get(context.Background(), lb.Name, metav1.GetOptions{})
@@ -88,7 +93,7 @@ func TestServicesAcrossNodes(t *testing.T) {
 		return nil
 	})
 	eventually(t, 20*time.Second, func() error {
-		body, err := httpGet("http://" + ingress + ":80/")
+		body, err := httpGet("http://" + ingress + ":8080/")
 		if err != nil || !strings.HasPrefix(body, "web-") {
 			return fmt.Errorf("LoadBalancer %s: %q %v", ingress, body, err)
 		}

@@ -21,37 +21,44 @@ import (
 
 const inclusterImage = "localhost/orca-test/incluster:1"
 
-var (
-	inclusterOnce sync.Once
-	inclusterTar  string
-	inclusterErr  error
-)
+// goImages are the test images built from Go programs of testdata, by
+// reference, each built once per run.
+var goImages sync.Map // ref -> *goImage
 
-// inclusterImageTar builds testdata/incluster (a client-go program) into a
-// one-file image, once per run.
-func inclusterImageTar() (string, error) {
-	inclusterOnce.Do(func() {
-		bin := filepath.Join(workDir, "incluster")
-		build := exec.Command("go", "build", "-o", bin, "./testdata/incluster")
+type goImage struct {
+	once sync.Once
+	tar  string
+	err  error
+}
+
+// goImageTar builds testdata/NAME (a main package of this module) as a
+// static binary into a one-file image, /NAME its entrypoint, tagged ref,
+// and returns the image archive.
+func goImageTar(name, ref string) (string, error) {
+	v, _ := goImages.LoadOrStore(ref, &goImage{})
+	g := v.(*goImage)
+	g.once.Do(func() {
+		bin := filepath.Join(workDir, name)
+		build := exec.Command("go", "build", "-o", bin, "./testdata/"+name)
 		build.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := build.CombinedOutput(); err != nil {
-			inclusterErr = fmt.Errorf("build the in-cluster client: %v\n%s", err, out)
+			g.err = fmt.Errorf("build testdata/%s: %v\n%s", name, err, out)
 			return
 		}
 		b, err := os.ReadFile(bin)
 		if err != nil {
-			inclusterErr = err
+			g.err = err
 			return
 		}
 		img := imagebuild.Image{
-			Ref:     inclusterImage,
-			Entries: []imagebuild.Entry{imagebuild.FileEntry("/incluster", 0o755, b)},
-			Config:  imagebuild.Config{Entrypoint: []string{"/incluster"}},
+			Ref:     ref,
+			Entries: []imagebuild.Entry{imagebuild.FileEntry("/"+name, 0o755, b)},
+			Config:  imagebuild.Config{Entrypoint: []string{"/" + name}},
 		}
-		inclusterTar = filepath.Join(workDir, "incluster.tar")
-		inclusterErr = img.WriteFile(inclusterTar)
+		g.tar = filepath.Join(workDir, name+".tar")
+		g.err = img.WriteFile(g.tar)
 	})
-	return inclusterTar, inclusterErr
+	return g.tar, g.err
 }
 
 // TestInClusterClient: a pod on the server's node and one on another node
@@ -59,7 +66,7 @@ func inclusterImageTar() (string, error) {
 // in-cluster configuration, by the service's address and by its DNS name.
 func TestInClusterClient(t *testing.T) {
 	nodes := needNodes(t, 2)
-	tar, err := inclusterImageTar()
+	tar, err := goImageTar("incluster", inclusterImage)
 	if err != nil {
 		t.Fatal(err)
 	}

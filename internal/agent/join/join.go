@@ -56,6 +56,8 @@ type Config struct {
 	// Dir keeps the CA and the node's certificates.
 	Dir      string
 	NodeName string
+	// Ingress asks for the ingress controller's certificate as well.
+	Ingress bool
 	// Timeout bounds the wait for the certificate (2 minutes when 0).
 	Timeout time.Duration
 	Log     *slog.Logger
@@ -64,9 +66,10 @@ type Config struct {
 // Files in Dir.
 const caFile = "ca.crt"
 
-// identity is one client certificate the node holds: its own, and the
+// identity is one client certificate the node holds: its own, the
 // service proxy's (which watches every Node and Service, more than a
-// node's identity may read).
+// node's identity may read) and the ingress controller's (which reads
+// Ingresses and TLS Secrets too).
 type identity struct {
 	prefix  string
 	subject pkix.Name
@@ -77,16 +80,20 @@ func nodeIdentity(name string) identity {
 	return identity{"kubelet-client", pkix.Name{CommonName: "system:node:" + name, Organization: []string{"system:nodes"}}, certificatesv1.KubeAPIServerClientKubeletSignerName}
 }
 
-var proxyIdentity = identity{"kube-proxy-client", pkix.Name{CommonName: "system:kube-proxy"}, certificatesv1.KubeAPIServerClientSignerName}
+var (
+	proxyIdentity   = identity{"kube-proxy-client", pkix.Name{CommonName: "system:kube-proxy"}, certificatesv1.KubeAPIServerClientSignerName}
+	ingressIdentity = identity{"ingress-client", pkix.Name{CommonName: "system:orca:ingress"}, certificatesv1.KubeAPIServerClientSignerName}
+)
 
 var clientUsages = []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature, certificatesv1.UsageClientAuth}
 
 // Credentials are the node's identities toward the API server.
 type Credentials struct {
 	// Config authenticates as system:node:NAME, ProxyConfig as
-	// system:kube-proxy, each with its current certificate, re-read from
-	// disk when a manager renews it.
-	Config, ProxyConfig *rest.Config
+	// system:kube-proxy and IngressConfig (nil unless asked for) as
+	// system:orca:ingress, each with its current certificate, re-read
+	// from disk when a manager renews it.
+	Config, ProxyConfig, IngressConfig *rest.Config
 	// Managers renew the certificates; start them for as long as the
 	// node runs.
 	Managers []certificate.Manager
@@ -130,6 +137,9 @@ func Join(ctx context.Context, c Config) (*Credentials, error) {
 		return nil, fmt.Errorf("credentials dir: %w", err)
 	}
 	ids := []identity{nodeIdentity(c.NodeName), proxyIdentity}
+	if c.Ingress {
+		ids = append(ids, ingressIdentity)
+	}
 	stores := make([]certificate.FileStore, len(ids))
 	for i, id := range ids {
 		st, err := certificate.NewFileStore(id.prefix, c.Dir, c.Dir, "", "")
@@ -174,20 +184,26 @@ func Join(ctx context.Context, c Config) (*Credentials, error) {
 		return nil, fmt.Errorf("cluster CA in %s: %w", caPath, err)
 	}
 	nodeConfig := configOf(stores[0])
-	if !valid(stores[1]) {
+	for i := 1; i < len(ids); i++ {
+		if valid(stores[i]) {
+			continue
+		}
 		if requester == nil {
 			var err error
 			if requester, err = kubernetes.NewForConfig(nodeConfig); err != nil {
 				return nil, err
 			}
 		}
-		if err := request(ctx, c, requester, ids[1], stores[1]); err != nil {
+		if err := request(ctx, c, requester, ids[i], stores[i]); err != nil {
 			return nil, err
 		}
 	}
 	creds := &Credentials{Config: nodeConfig, ProxyConfig: configOf(stores[1]), dir: c.Dir, nodeName: c.NodeName}
+	if c.Ingress {
+		creds.IngressConfig = configOf(stores[2])
+	}
 	for i, id := range ids {
-		// Renewals are asked for as the node, whose group may renew both.
+		// Renewals are asked for as the node, whose group may renew each.
 		mgr, err := certificate.NewManager(&certificate.Config{
 			ClientsetFn:      func(*tls.Certificate) (kubernetes.Interface, error) { return kubernetes.NewForConfig(nodeConfig) },
 			Template:         &x509.CertificateRequest{Subject: id.subject},

@@ -66,6 +66,24 @@ const ServerBootstrapPath = "/v1-orca/server-bootstrap"
 // ServerBootstrapRole lets a server token read ServerBootstrapPath.
 const ServerBootstrapRole = "system:orca:server-bootstrap"
 
+// IngressUser is the identity of the built-in ingress controller each
+// agent runs. It reads what routing needs from the whole cluster:
+// Ingresses and their classes, Services, EndpointSlices, and Secrets for
+// TLS. RBAC cannot narrow Secrets to a type, so, as the service account
+// of an ingress controller installed upstream (ingress-nginx, Traefik),
+// it may read every Secret; an agent started with --disable-ingress
+// holds no such certificate.
+const IngressUser = "system:orca:ingress"
+
+// IngressClientRole lets a node ask for the ingress controller's client
+// certificate, which the csrapproving controller then approves.
+const IngressClientRole = "system:orca:certificatesigningrequests:ingressclient"
+
+// IngressPublisherController is the service account of the controller
+// that publishes the ingress: the orca-ingress LoadBalancer Service, its
+// endpoints on the nodes that serve, and the Ingresses' status.
+const IngressPublisherController = "ingress-publisher-controller"
+
 func orcaClusterRoles() []rbacv1.ClusterRole {
 	return []rbacv1.ClusterRole{
 		clusterRole(ServerBootstrapRole,
@@ -80,6 +98,15 @@ func orcaClusterRoles() []rbacv1.ClusterRole {
 		clusterRole(KubeProxyClientRole,
 			rule("create").groups(certificatesGroup).resources("certificatesigningrequests/kubeproxyclient").build(),
 		),
+		clusterRole(IngressClientRole,
+			rule("create").groups(certificatesGroup).resources("certificatesigningrequests/ingressclient").build(),
+		),
+		clusterRole(IngressUser,
+			rule("list", "watch").groups(networkingGroup).resources("ingresses", "ingressclasses").build(),
+			rule("list", "watch").groups(legacyGroup).resources("services", "secrets").build(),
+			rule("list", "watch").groups(discoveryGroup).resources("endpointslices").build(),
+			eventsRule(),
+		),
 		// CoreDNS's system:coredns role: the reads behind every answer.
 		clusterRole(DNSUser,
 			rule("list", "watch").groups(legacyGroup).resources("endpoints", "services", "pods", "namespaces").build(),
@@ -91,6 +118,14 @@ func orcaClusterRoles() []rbacv1.ClusterRole {
 			rule(read...).groups(legacyGroup).resources("services").build(),
 			rule("patch", "update").groups(legacyGroup).resources("services/status").build(),
 			rule("list", "watch").groups(legacyGroup).resources("nodes").build(),
+			eventsRule(),
+		),
+		controllerRole(IngressPublisherController,
+			rule("get", "list", "watch", "create", "update").groups(legacyGroup).resources("services").build(),
+			rule("list", "watch").groups(legacyGroup).resources("nodes", "secrets").build(),
+			rule("get", "list", "watch", "create", "update", "delete").groups(discoveryGroup).resources("endpointslices").build(),
+			rule("list", "watch").groups(networkingGroup).resources("ingresses", "ingressclasses").build(),
+			rule("update").groups(networkingGroup).resources("ingresses/status").build(),
 			eventsRule(),
 		),
 	}
@@ -106,6 +141,8 @@ func orcaClusterRoleBindings() []rbacv1.ClusterRoleBinding {
 		clusterRoleBinding("system:orca:node-bootstrapper", "system:node-bootstrapper", groups(NodeBootstrapGroup, ServerBootstrapGroup)),
 		clusterRoleBinding("system:orca:node-autoapprove-bootstrap", "system:certificates.k8s.io:certificatesigningrequests:nodeclient", groups(NodeBootstrapGroup, ServerBootstrapGroup)),
 		clusterRoleBinding("system:orca:node-kube-proxy-client", KubeProxyClientRole, groups(NodeBootstrapGroup, ServerBootstrapGroup, "system:nodes")),
+		clusterRoleBinding("system:orca:node-ingress-client", IngressClientRole, groups(NodeBootstrapGroup, ServerBootstrapGroup, "system:nodes")),
+		clusterRoleBinding(IngressUser, IngressUser, users(IngressUser)),
 		clusterRoleBinding(ServerBootstrapRole, ServerBootstrapRole, groups(ServerBootstrapGroup)),
 		clusterRoleBinding(CertificateApprover, CertificateApprover, []rbacv1.Subject{serviceAccount(kubeSystemNamespace, "certificate-controller")}),
 		clusterRoleBinding("system:orca:node-serving-certificates", SelfNodeServerRole, groups("system:nodes")),

@@ -4,9 +4,11 @@
 // create certificatesigningrequests/selfnodeclient (renewing its own
 // identity) or certificatesigningrequests/nodeclient (any node's), as a
 // SubjectAccessReview of the requestor says. Beyond upstream, it approves
-// what Orca's joining nodes ask for: the service proxy's client
-// certificate (certificatesigningrequests/kubeproxyclient, signer
-// kubernetes.io/kube-apiserver-client, CN system:kube-proxy alone) and a
+// what Orca's joining nodes ask for: the client certificates of the
+// service proxy (certificatesigningrequests/kubeproxyclient, signer
+// kubernetes.io/kube-apiserver-client, CN system:kube-proxy alone) and of
+// the ingress controller (certificatesigningrequests/ingressclient, CN
+// system:orca:ingress alone), and a
 // node's own kubelet serving certificate
 // (certificatesigningrequests/selfnodeserver), the latter only for names
 // and addresses its Node reports.
@@ -44,7 +46,8 @@ type recognizer struct {
 var recognizers = []recognizer{
 	{isSelfNodeClient, "selfnodeclient", "Auto approving self kubelet client certificate after SubjectAccessReview."},
 	{isNodeClient, "nodeclient", "Auto approving kubelet client certificate after SubjectAccessReview."},
-	{isKubeProxyClient, KubeProxyClientSubresource, "Auto approving kube-proxy client certificate after SubjectAccessReview."},
+	{isClientOf(KubeProxyUser), KubeProxyClientSubresource, "Auto approving kube-proxy client certificate after SubjectAccessReview."},
+	{isClientOf(IngressUser), IngressClientSubresource, "Auto approving ingress controller client certificate after SubjectAccessReview."},
 	{isSelfNodeServing, SelfNodeServerSubresource, "Auto approving self kubelet serving certificate after SubjectAccessReview."},
 }
 
@@ -100,25 +103,34 @@ const KubeProxyClientSubresource = "kubeproxyclient"
 // system:node-proxier by the bootstrap policy.
 const KubeProxyUser = "system:kube-proxy"
 
-// isKubeProxyClient: a client certificate for system:kube-proxy and
-// nothing more (no groups, no other names), from the generic client
-// signer.
-func isKubeProxyClient(csr *certificatesv1.CertificateSigningRequest, req *x509.CertificateRequest) bool {
-	if csr.Spec.SignerName != certificatesv1.KubeAPIServerClientSignerName || req.Subject.CommonName != KubeProxyUser ||
-		len(req.Subject.Organization) > 0 || len(req.DNSNames) > 0 || len(req.IPAddresses) > 0 || len(req.EmailAddresses) > 0 || len(req.URIs) > 0 {
-		return false
-	}
-	client := false
-	for _, u := range csr.Spec.Usages {
-		switch u {
-		case certificatesv1.UsageClientAuth:
-			client = true
-		case certificatesv1.UsageDigitalSignature, certificatesv1.UsageKeyEncipherment:
-		default:
+// IngressClientSubresource is the permission that approves a node's
+// request for the client certificate of the ingress controller it runs.
+const IngressClientSubresource = "ingressclient"
+
+// IngressUser is the ingress controller's identity, bound to
+// system:orca:ingress by the bootstrap policy.
+const IngressUser = "system:orca:ingress"
+
+// isClientOf recognizes a client certificate for user and nothing more
+// (no groups, no other names), from the generic client signer.
+func isClientOf(user string) func(*certificatesv1.CertificateSigningRequest, *x509.CertificateRequest) bool {
+	return func(csr *certificatesv1.CertificateSigningRequest, req *x509.CertificateRequest) bool {
+		if csr.Spec.SignerName != certificatesv1.KubeAPIServerClientSignerName || req.Subject.CommonName != user ||
+			len(req.Subject.Organization) > 0 || len(req.DNSNames) > 0 || len(req.IPAddresses) > 0 || len(req.EmailAddresses) > 0 || len(req.URIs) > 0 {
 			return false
 		}
+		client := false
+		for _, u := range csr.Spec.Usages {
+			switch u {
+			case certificatesv1.UsageClientAuth:
+				client = true
+			case certificatesv1.UsageDigitalSignature, certificatesv1.UsageKeyEncipherment:
+			default:
+				return false
+			}
+		}
+		return client
 	}
-	return client
 }
 
 func isNodeClient(csr *certificatesv1.CertificateSigningRequest, req *x509.CertificateRequest) bool {

@@ -49,6 +49,8 @@ func TestRecognized(t *testing.T) {
 		{"kube-proxy with a name", certificatesv1.KubeAPIServerClientSignerName, "system:node:n1", req(pkix.Name{CommonName: "system:kube-proxy"}, "evil.example"), clientUsages, nil},
 		{"kube-proxy serving", certificatesv1.KubeAPIServerClientSignerName, "system:node:n1", req(pkix.Name{CommonName: "system:kube-proxy"}), []certificatesv1.KeyUsage{"digital signature", "server auth"}, nil},
 		{"kube-proxy from the kubelet signer", certificatesv1.KubeAPIServerClientKubeletSignerName, "system:node:n1", req(pkix.Name{CommonName: "system:kube-proxy"}), clientUsages, nil},
+		{"ingress", certificatesv1.KubeAPIServerClientSignerName, "system:node:n1", req(pkix.Name{CommonName: "system:orca:ingress"}), clientUsages, []string{"ingressclient"}},
+		{"ingress with a group", certificatesv1.KubeAPIServerClientSignerName, "system:node:n1", req(pkix.Name{CommonName: "system:orca:ingress", Organization: []string{"system:masters"}}), clientUsages, nil},
 		{"own serving", certificatesv1.KubeletServingSignerName, "system:node:n1", req(node, "n1"), []certificatesv1.KeyUsage{"digital signature", "server auth"}, []string{"selfnodeserver"}},
 		{"another node's serving", certificatesv1.KubeletServingSignerName, "system:node:n2", req(node, "n1"), []certificatesv1.KeyUsage{"digital signature", "server auth"}, nil},
 		{"serving with client usages", certificatesv1.KubeletServingSignerName, "system:node:n1", req(node, "n1"), clientUsages, nil},

@@ -20,6 +20,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/orca-project/orca/internal/ingress/route"
 )
 
@@ -30,6 +32,28 @@ type Handler struct {
 	log   *slog.Logger
 	// random draws in [0, 1), for canary weights and endpoint choice.
 	random func() float64
+	// requests and latency are nil until Register.
+	requests *prometheus.CounterVec
+	latency  prometheus.Histogram
+}
+
+// Register adds the handler's metrics to reg: requests by status code
+// and the time to answer them.
+func (h *Handler) Register(reg prometheus.Registerer) error {
+	requests := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "orca_ingress_requests_total", Help: "Requests the ingress answered, by status code.",
+	}, []string{"code"})
+	latency := prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name: "orca_ingress_request_duration_seconds", Help: "Time from a request's arrival at the ingress to the end of its answer.",
+		Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
+	})
+	for _, c := range []prometheus.Collector{requests, latency} {
+		if err := reg.Register(c); err != nil {
+			return err
+		}
+	}
+	h.requests, h.latency = requests, latency
+	return nil
 }
 
 // New builds a handler with an empty table (every request 404s until Set).
@@ -80,6 +104,46 @@ const (
 
 // ServeHTTP routes one request.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.requests == nil {
+		h.serve(w, r)
+		return
+	}
+	start := time.Now()
+	cw := &codeWriter{ResponseWriter: w}
+	h.serve(cw, r)
+	code := cw.code
+	if code == 0 {
+		code = http.StatusOK
+	}
+	h.requests.WithLabelValues(strconv.Itoa(code)).Inc()
+	h.latency.Observe(time.Since(start).Seconds())
+}
+
+// codeWriter remembers the status code written. Unwrap lets the proxy
+// reach the connection for upgrades and flushes
+// (http.ResponseController).
+type codeWriter struct {
+	http.ResponseWriter
+	code int
+}
+
+func (c *codeWriter) WriteHeader(code int) {
+	if c.code == 0 && code >= 200 || code == http.StatusSwitchingProtocols {
+		c.code = code
+	}
+	c.ResponseWriter.WriteHeader(code)
+}
+
+func (c *codeWriter) Write(b []byte) (int, error) {
+	if c.code == 0 {
+		c.code = http.StatusOK
+	}
+	return c.ResponseWriter.Write(b)
+}
+
+func (c *codeWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }
+
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 	host := r.Host
 	if hh, _, err := net.SplitHostPort(host); err == nil {
 		host = hh

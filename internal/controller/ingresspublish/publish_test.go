@@ -1,0 +1,196 @@
+package ingresspublish
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/orca-project/orca/internal/ingress"
+	"github.com/orca-project/orca/internal/testutil"
+)
+
+func node(name, ip string, serving, ready bool) *v1.Node {
+	n := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{}}}
+	if serving {
+		n.Labels[ingress.NodeLabel] = "true"
+	}
+	if ip != "" {
+		n.Status.Addresses = []v1.NodeAddress{{Type: v1.NodeHostName, Address: name}, {Type: v1.NodeInternalIP, Address: ip}}
+	}
+	st := v1.ConditionFalse
+	if ready {
+		st = v1.ConditionTrue
+	}
+	n.Status.Conditions = []v1.NodeCondition{{Type: v1.NodeReady, Status: st}}
+	return n
+}
+
+func TestEndpoints(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		nodes []*v1.Node
+		want  []string // node=ip/ready
+	}{
+		{"none serving", []*v1.Node{node("a", "10.0.0.1", false, true)}, nil},
+		{"by node name", []*v1.Node{node("b", "10.0.0.2", true, true), node("a", "10.0.0.9", true, true)}, []string{"a=10.0.0.9/true", "b=10.0.0.2/true"}},
+		{"a NotReady node is not ready", []*v1.Node{node("a", "10.0.0.1", true, false)}, []string{"a=10.0.0.1/false"}},
+		{"no InternalIP, no endpoint", []*v1.Node{node("a", "", true, true)}, nil},
+		{"label false", []*v1.Node{func() *v1.Node {
+			n := node("a", "10.0.0.1", true, true)
+			n.Labels[ingress.NodeLabel] = "false"
+			return n
+		}()}, nil},
+	} {
+		var got []string
+		for _, e := range Endpoints(tc.nodes) {
+			got = append(got, fmt.Sprintf("%s=%s/%v", *e.NodeName, e.Addresses[0], *e.Conditions.Ready))
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestSlices(t *testing.T) {
+	svc := Service()
+	svc.UID = "u1"
+	if s := Slices(svc, nil); len(s) != 1 || s[0].Name != "orca-ingress-0" || len(s[0].Endpoints) != 0 {
+		t.Fatalf("no endpoints: want one empty slice, got %d", len(s))
+	}
+	var nodes []*v1.Node
+	for i := range 250 {
+		nodes = append(nodes, node(fmt.Sprintf("n%03d", i), fmt.Sprintf("10.0.%d.%d", i/200, i%200+1), true, true))
+	}
+	s := Slices(svc, Endpoints(nodes))
+	if len(s) != 3 || len(s[0].Endpoints) != 100 || len(s[2].Endpoints) != 50 || s[2].Name != "orca-ingress-2" {
+		t.Fatalf("250 endpoints: %d slices", len(s))
+	}
+	sl := s[0]
+	if sl.Labels[discoveryv1.LabelServiceName] != "orca-ingress" || sl.Labels[discoveryv1.LabelManagedBy] != ManagedBy ||
+		sl.OwnerReferences[0].UID != "u1" || len(sl.Ports) != 2 || *sl.Ports[0].Name != "http" || *sl.Ports[1].Port != 443 {
+		t.Errorf("slice metadata or ports: %+v %+v", sl.ObjectMeta, sl.Ports)
+	}
+}
+
+func TestStatus(t *testing.T) {
+	svc := Service()
+	svc.Status.LoadBalancer.Ingress = []v1.LoadBalancerIngress{{IP: "10.0.0.1"}, {Hostname: "lb.example"}, {}}
+	got := Status(svc)
+	if len(got.Ingress) != 2 || got.Ingress[0].IP != "10.0.0.1" || got.Ingress[1].Hostname != "lb.example" {
+		t.Errorf("status %+v", got)
+	}
+	if len(Status(nil).Ingress) != 0 {
+		t.Error("no service, no addresses")
+	}
+}
+
+// TestController: the Service is created, its slice follows the serving
+// nodes, Ingresses of the class take the Service's addresses, and a
+// problem is reported once as an event.
+func TestController(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	class := ingress.ClassName
+	prefix := networkingv1.PathTypePrefix
+	ing := func(name string, cls *string, svc string) *networkingv1.Ingress {
+		return &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}, Spec: networkingv1.IngressSpec{
+			IngressClassName: cls,
+			Rules: []networkingv1.IngressRule{{Host: name + ".example", IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{
+				Paths: []networkingv1.HTTPIngressPath{{Path: "/", PathType: &prefix, Backend: networkingv1.IngressBackend{
+					Service: &networkingv1.IngressServiceBackend{Name: svc, Port: networkingv1.ServiceBackendPort{Number: 80}}}}}}}}},
+		}}
+	}
+	other := "nginx"
+	client := fake.NewSimpleClientset(
+		node("n1", "10.0.0.1", true, true), node("n2", "10.0.0.2", false, true),
+		ing("mine", &class, "missing"), ing("theirs", &other, "web"),
+	)
+	f := informers.NewSharedInformerFactory(client, 0)
+	c, err := New(client, f, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Start(ctx.Done())
+	go func() { _ = c.Run(ctx, 1) }()
+
+	svcs := client.CoreV1().Services(ingress.ServiceNamespace)
+	testutil.Eventually(t, 10*time.Second, "the orca-ingress Service created", func() bool {
+		_, err := svcs.Get(ctx, ingress.ServiceName, metav1.GetOptions{})
+		return err == nil
+	})
+	sliceNodes := func() []string {
+		sl, err := client.DiscoveryV1().EndpointSlices(ingress.ServiceNamespace).Get(ctx, SliceName(0), metav1.GetOptions{})
+		if err != nil {
+			return []string{err.Error()}
+		}
+		var out []string
+		for _, e := range sl.Endpoints {
+			out = append(out, *e.NodeName)
+		}
+		return out
+	}
+	testutil.Eventually(t, 10*time.Second, "the serving node in the slice", func() bool { return slices.Equal(sliceNodes(), []string{"n1"}) })
+
+	// The second node starts serving: the slice follows.
+	n2, _ := client.CoreV1().Nodes().Get(ctx, "n2", metav1.GetOptions{})
+	n2.Labels[ingress.NodeLabel] = "true"
+	if _, err := client.CoreV1().Nodes().Update(ctx, n2, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, 10*time.Second, "both nodes in the slice", func() bool { return slices.Equal(sliceNodes(), []string{"n1", "n2"}) })
+
+	// The Service gets addresses: the Ingress of the class takes them,
+	// the other class's does not.
+	svc, _ := svcs.Get(ctx, ingress.ServiceName, metav1.GetOptions{})
+	svc.Status.LoadBalancer.Ingress = []v1.LoadBalancerIngress{{IP: "10.0.0.1"}, {IP: "10.0.0.2"}}
+	if _, err := svcs.UpdateStatus(ctx, svc, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	status := func(name string) []string {
+		i, err := client.NetworkingV1().Ingresses("default").Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return []string{err.Error()}
+		}
+		var out []string
+		for _, in := range i.Status.LoadBalancer.Ingress {
+			out = append(out, in.IP)
+		}
+		return out
+	}
+	testutil.Eventually(t, 10*time.Second, "the Service's addresses in the Ingress's status", func() bool {
+		return slices.Equal(status("mine"), []string{"10.0.0.1", "10.0.0.2"})
+	})
+	if got := status("theirs"); len(got) != 0 {
+		t.Errorf("another class's Ingress got a status: %v", got)
+	}
+
+	// The missing Service of "mine" is one Warning event, however many
+	// syncs see it.
+	warnings := func() []string {
+		evs, _ := client.CoreV1().Events("default").List(ctx, metav1.ListOptions{})
+		var out []string
+		for _, e := range evs.Items {
+			if e.Type == v1.EventTypeWarning && e.InvolvedObject.Name == "mine" {
+				out = append(out, e.Reason+": "+e.Message)
+			}
+		}
+		return out
+	}
+	testutil.Eventually(t, 10*time.Second, "a warning on the Ingress", func() bool { return len(warnings()) > 0 })
+	c.queue.Add(syncKey)
+	time.Sleep(200 * time.Millisecond)
+	if w := warnings(); len(w) != 1 || w[0] != `Routing: host "mine.example", path "/": service default/missing not found` {
+		t.Errorf("warnings %q", w)
+	}
+}
