@@ -2,172 +2,35 @@ package proxy
 
 import (
 	"context"
-	"fmt"
-	"slices"
-	"sort"
 
 	"sigs.k8s.io/knftables"
+
+	"github.com/orca-project/orca/internal/nftplan"
 )
 
-// Syncer applies rule sets to one nftables table, each as one atomic
-// transaction carrying only what changed since the last one it applied.
+// tableComment is the comment on the proxy's table.
+const tableComment = "rules for the orca service proxy"
+
+// Syncer applies the proxy's rule sets to its table (nftplan.Syncer).
 type Syncer struct {
-	NFT     knftables.Interface
-	applied *Ruleset
+	NFT knftables.Interface
+	s   *nftplan.Syncer
 }
 
-// Sync makes the table hold next. The first sync replaces the table
-// whole; full rewrites every chain and map of next (repairing anything
-// changed behind the proxy's back) but keeps affinity state; otherwise
-// only the difference from the last applied rule set is sent. It returns
-// the number of operations sent.
+// Sync makes the table hold next (see nftplan.Syncer.Sync).
 func (s *Syncer) Sync(ctx context.Context, next *Ruleset, full bool) (int, error) {
-	tx := s.NFT.NewTransaction()
-	Plan(tx, s.applied, next, full)
-	if tx.NumOperations() == 0 {
-		s.applied = next
-		return 0, nil
+	if s.s == nil {
+		s.s = &nftplan.Syncer{NFT: s.NFT, Comment: tableComment}
 	}
-	if err := s.NFT.Run(ctx, tx); err != nil {
-		// What the kernel holds is unknown now: the next sync starts over.
-		s.applied = nil
-		return 0, fmt.Errorf("nftables transaction: %w", err)
-	}
-	s.applied = next
-	return tx.NumOperations(), nil
+	return s.s.Sync(ctx, next.Ruleset, full)
 }
 
 // Plan adds to tx the operations that turn a table holding prev (nil: an
 // unknown table) into one holding next.
 func Plan(tx *knftables.Transaction, prev, next *Ruleset, full bool) {
-	fresh := prev == nil
-	if fresh {
-		// Start clean: whatever an earlier run left goes, atomically with
-		// the new content.
-		tx.Add(&knftables.Table{Comment: knftables.PtrTo("rules for the orca service proxy")})
-		tx.Delete(&knftables.Table{})
-		prev = &Ruleset{}
-		full = true
+	var p *nftplan.Ruleset
+	if prev != nil {
+		p = prev.Ruleset
 	}
-	if full {
-		tx.Add(&knftables.Table{Comment: knftables.PtrTo("rules for the orca service proxy")})
-	}
-	// Sets, maps and chains exist before anything refers to them.
-	for _, name := range missing(next.Sets, prev.Sets, full) {
-		tx.Add(next.Sets[name])
-	}
-	for _, name := range missing(next.Maps, prev.Maps, full) {
-		tx.Add(next.Maps[name])
-	}
-	for _, name := range missing(next.Chains, prev.Chains, full) {
-		c := next.Chains[name].Chain
-		tx.Add(&c)
-	}
-	for _, name := range changedChains(prev, next, full) {
-		c, old := next.Chains[name], prev.Chains[name]
-		if !fresh && (old != nil || full) {
-			tx.Flush(&knftables.Chain{Name: name})
-		}
-		for _, rule := range c.Rules {
-			tx.Add(&knftables.Rule{Chain: name, Rule: rule})
-		}
-	}
-	// Elements: a full sync refills the fixed maps and sets; otherwise
-	// only changed elements go and come.
-	if full {
-		for _, name := range sortedKeys(next.Maps) {
-			if fresh {
-				break
-			}
-			tx.Flush(&knftables.Map{Name: name})
-		}
-		for _, name := range sortedKeys(next.Sets) {
-			if !fresh && len(next.Sets[name].Flags) == 0 {
-				tx.Flush(&knftables.Set{Name: name})
-			}
-		}
-		for _, id := range sortedKeys(next.Elements) {
-			tx.Add(next.Elements[id])
-		}
-	} else {
-		var gone, added []string
-		for id, e := range prev.Elements {
-			if n, ok := next.Elements[id]; !ok || !sameElement(e, n) {
-				gone = append(gone, id)
-			}
-		}
-		for id, e := range next.Elements {
-			if old, ok := prev.Elements[id]; !ok || !sameElement(old, e) {
-				added = append(added, id)
-			}
-		}
-		sort.Strings(gone)
-		sort.Strings(added)
-		for _, id := range gone {
-			tx.Delete(prev.Elements[id])
-		}
-		for _, id := range added {
-			tx.Add(next.Elements[id])
-		}
-	}
-	// Chains and sets no longer wanted go last, once nothing refers to
-	// them; chains are emptied first, as they may refer to each other.
-	gone := missing(prev.Chains, next.Chains, false)
-	for _, name := range gone {
-		tx.Flush(&knftables.Chain{Name: name})
-	}
-	for _, name := range gone {
-		tx.Delete(&knftables.Chain{Name: name})
-	}
-	for _, name := range missing(prev.Sets, next.Sets, false) {
-		tx.Delete(&knftables.Set{Name: name})
-	}
-	for _, name := range missing(prev.Maps, next.Maps, false) {
-		tx.Delete(&knftables.Map{Name: name})
-	}
-}
-
-// missing is the sorted names in a but not in b (all of a when all).
-func missing[V any](a, b map[string]V, all bool) []string {
-	var out []string
-	for name := range a {
-		if _, ok := b[name]; all || !ok {
-			out = append(out, name)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
-// changedChains is the sorted names of next's chains whose rules differ
-// from prev's (all of them when full). Unchanged parts of a Builder are
-// the same objects, so most comparisons end at the pointer.
-func changedChains(prev, next *Ruleset, full bool) []string {
-	var out []string
-	for name, c := range next.Chains {
-		old := prev.Chains[name]
-		if full || old == nil || (old != c && !slices.Equal(old.Rules, c.Rules)) {
-			out = append(out, name)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
-func sameElement(a, b *knftables.Element) bool {
-	if a == b {
-		return true
-	}
-	return slices.Equal(a.Value, b.Value) && ptrEq(a.Comment, b.Comment)
-}
-
-func ptrEq(a, b *string) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
+	nftplan.Plan(tx, p, next.Ruleset, full, tableComment)
 }

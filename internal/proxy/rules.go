@@ -1,14 +1,14 @@
 package proxy
 
 import (
-	"crypto/sha256"
-	"encoding/base32"
 	"fmt"
 	"reflect"
 	"strconv"
 	"strings"
 
 	"sigs.k8s.io/knftables"
+
+	"github.com/orca-project/orca/internal/nftplan"
 )
 
 // Table is the proxy's nftables table (family ip).
@@ -37,60 +37,15 @@ const (
 	nodePortMatch = "fib daddr type local ip daddr != 127.0.0.0/8"
 )
 
-// Chain is a chain and its rules.
-type Chain struct {
-	knftables.Chain
-	Rules []string
-}
-
 // Ruleset is the whole content of the proxy's table.
 type Ruleset struct {
-	Chains map[string]*Chain
-	Sets   map[string]*knftables.Set
-	Maps   map[string]*knftables.Map
-	// Elements are keyed by elementID.
-	Elements map[string]*knftables.Element
+	*nftplan.Ruleset
 	// Services and Endpoints count the service ports and endpoint chains
 	// programmed.
 	Services, Endpoints int
 }
 
-func elementID(e *knftables.Element) string {
-	return e.Set + e.Map + "\x00" + strings.Join(e.Key, " . ")
-}
-
-func (r *Ruleset) chain(name string, rules ...string) *Chain {
-	c := r.Chains[name]
-	if c == nil {
-		c = &Chain{Chain: knftables.Chain{Name: name}}
-		r.Chains[name] = c
-	}
-	c.Rules = append(c.Rules, rules...)
-	return c
-}
-
-func (r *Ruleset) element(e *knftables.Element) { r.Elements[elementID(e)] = e }
-
-// baseChain is a hooked chain; priority is relative to its named base.
-func (r *Ruleset) baseChain(name string, t knftables.BaseChainType, h knftables.BaseChainHook, p knftables.BaseChainPriority, rules ...string) {
-	c := r.chain(name, rules...)
-	c.Type, c.Hook, c.Priority = &t, &h, &p
-}
-
-// hashAndTruncate is upstream's chain-name scheme: a hash prefix keeps
-// names unique, the readable rest says whose chain it is.
-func hashAndTruncate(name string) string {
-	hash := sha256.Sum256([]byte(name))
-	name = base32.StdEncoding.EncodeToString(hash[:])[:8] + "-" + name
-	if len(name) > knftables.NameLengthMax-16 {
-		name = name[:knftables.NameLengthMax-16-3] + "..."
-	}
-	return name
-}
-
-func newRuleset() *Ruleset {
-	return &Ruleset{Chains: map[string]*Chain{}, Sets: map[string]*knftables.Set{}, Maps: map[string]*knftables.Map{}, Elements: map[string]*knftables.Element{}}
-}
+func newRuleset() *Ruleset { return &Ruleset{Ruleset: nftplan.New()} }
 
 // Build is the table for services, given cfg. It is a pure function:
 // the same input always gives the same rule set.
@@ -140,15 +95,7 @@ func (b *Builder) Build(cfg Config, services []ServicePort) *Ruleset {
 }
 
 func (r *Ruleset) merge(p *Ruleset) {
-	for k, v := range p.Chains {
-		r.Chains[k] = v
-	}
-	for k, v := range p.Sets {
-		r.Sets[k] = v
-	}
-	for k, v := range p.Elements {
-		r.Elements[k] = v
-	}
+	r.Merge(p.Ruleset)
 	r.Services += p.Services
 	r.Endpoints += p.Endpoints
 }
@@ -166,28 +113,28 @@ func base(cfg Config) *Ruleset {
 	// Filtering runs after DNAT (filter-10 > dstnat), so it only sees
 	// service traffic no endpoint took.
 	ctNew := "ct state new jump "
-	r.baseChain("filter-input", knftables.FilterType, knftables.InputHook, knftables.FilterPriority+"-10",
+	r.BaseChain("filter-input", knftables.FilterType, knftables.InputHook, knftables.FilterPriority+"-10",
 		ctNew+nodePortEndpointsChk, ctNew+serviceEndpointsChk)
-	r.baseChain("filter-forward", knftables.FilterType, knftables.ForwardHook, knftables.FilterPriority+"-10",
+	r.BaseChain("filter-forward", knftables.FilterType, knftables.ForwardHook, knftables.FilterPriority+"-10",
 		ctNew+serviceEndpointsChk, ctNew+clusterIPsCheckChain)
-	r.baseChain("filter-output", knftables.FilterType, knftables.OutputHook, knftables.FilterPriority+"-10",
+	r.BaseChain("filter-output", knftables.FilterType, knftables.OutputHook, knftables.FilterPriority+"-10",
 		ctNew+serviceEndpointsChk, ctNew+clusterIPsCheckChain)
-	r.baseChain("nat-prerouting", knftables.NATType, knftables.PreroutingHook, knftables.DNATPriority, "jump "+servicesChain)
-	r.baseChain("nat-output", knftables.NATType, knftables.OutputHook, knftables.DNATPriority, "jump "+servicesChain)
-	r.baseChain("nat-postrouting", knftables.NATType, knftables.PostroutingHook, knftables.SNATPriority, "jump "+masqueradingChain)
+	r.BaseChain("nat-prerouting", knftables.NATType, knftables.PreroutingHook, knftables.DNATPriority, "jump "+servicesChain)
+	r.BaseChain("nat-output", knftables.NATType, knftables.OutputHook, knftables.DNATPriority, "jump "+servicesChain)
+	r.BaseChain("nat-postrouting", knftables.NATType, knftables.PostroutingHook, knftables.SNATPriority, "jump "+masqueradingChain)
 
-	r.chain(servicesChain,
+	r.Chain(servicesChain,
 		"ip daddr . meta l4proto . th dport vmap @"+serviceIPsMap,
 		nodePortMatch+" meta l4proto . th dport vmap @"+serviceNodePortsMap)
-	r.chain(serviceEndpointsChk, "ip daddr . meta l4proto . th dport vmap @"+noEndpointServices)
-	r.chain(nodePortEndpointsChk, nodePortMatch+" meta l4proto . th dport vmap @"+noEndpointNodePorts)
-	r.chain(clusterIPsCheckChain, `ip daddr @`+clusterIPsSet+` reject comment "Reject traffic to invalid ports of ClusterIPs"`)
+	r.Chain(serviceEndpointsChk, "ip daddr . meta l4proto . th dport vmap @"+noEndpointServices)
+	r.Chain(nodePortEndpointsChk, nodePortMatch+" meta l4proto . th dport vmap @"+noEndpointNodePorts)
+	r.Chain(clusterIPsCheckChain, `ip daddr @`+clusterIPsSet+` reject comment "Reject traffic to invalid ports of ClusterIPs"`)
 	if cfg.ServiceCIDR != "" {
-		r.chain(clusterIPsCheckChain, "ip daddr "+cfg.ServiceCIDR+` drop comment "Drop traffic to unallocated ClusterIPs"`)
+		r.Chain(clusterIPsCheckChain, "ip daddr "+cfg.ServiceCIDR+` drop comment "Drop traffic to unallocated ClusterIPs"`)
 	}
-	r.chain(rejectChain, "reject")
-	r.chain(markMasqChain, "mark set mark or "+masqueradeMark)
-	r.chain(masqueradingChain,
+	r.Chain(rejectChain, "reject")
+	r.Chain(markMasqChain, "mark set mark or "+masqueradeMark)
+	r.Chain(masqueradingChain,
 		"mark and "+masqueradeMark+" == 0 return",
 		"mark set mark xor "+masqueradeMark,
 		"masquerade fully-random")
@@ -199,9 +146,9 @@ func base(cfg Config) *Ruleset {
 // syncProxyRules does for each service.
 func (r *Ruleset) service(cfg Config, s *ServicePort) {
 	base := s.chainBase()
-	clusterChain := "service-" + hashAndTruncate(base)
-	localChain := "local-" + hashAndTruncate(base)
-	externalChain := "external-" + hashAndTruncate(base)
+	clusterChain := "service-" + nftplan.HashAndTruncate(base)
+	localChain := "local-" + nftplan.HashAndTruncate(base)
+	externalChain := "external-" + nftplan.HashAndTruncate(base)
 	port := strconv.Itoa(int(s.Port))
 	comment := knftables.PtrTo(s.Key())
 
@@ -229,34 +176,34 @@ func (r *Ruleset) service(cfg Config, s *ServicePort) {
 
 	r.Services++
 	if s.ClusterIP != "" {
-		r.element(&knftables.Element{Set: clusterIPsSet, Key: []string{s.ClusterIP}})
+		r.Element(&knftables.Element{Set: clusterIPsSet, Key: []string{s.ClusterIP}})
 		if hasInternal {
-			r.element(&knftables.Element{Map: serviceIPsMap, Key: []string{s.ClusterIP, s.Protocol, port}, Value: []string{"goto " + internalChain}, Comment: comment})
+			r.Element(&knftables.Element{Map: serviceIPsMap, Key: []string{s.ClusterIP, s.Protocol, port}, Value: []string{"goto " + internalChain}, Comment: comment})
 			if cfg.ClusterCIDR != "" {
 				// Traffic from outside the pod network may leave the node
 				// again towards an endpoint: masquerade it so replies come
 				// back through this node.
-				r.chain(internalChain, fmt.Sprintf("ip daddr %s %s dport %s ip saddr != %s jump %s", s.ClusterIP, s.Protocol, port, cfg.ClusterCIDR, markMasqChain))
+				r.Chain(internalChain, fmt.Sprintf("ip daddr %s %s dport %s ip saddr != %s jump %s", s.ClusterIP, s.Protocol, port, cfg.ClusterCIDR, markMasqChain))
 			}
 		} else {
-			r.element(&knftables.Element{Map: noEndpointServices, Key: []string{s.ClusterIP, s.Protocol, port}, Value: []string{internalVerdict}, Comment: comment})
+			r.Element(&knftables.Element{Map: noEndpointServices, Key: []string{s.ClusterIP, s.Protocol, port}, Value: []string{internalVerdict}, Comment: comment})
 		}
 	}
 	for _, ip := range append(append([]string(nil), s.ExternalIPs...), s.LoadBalancerIPs...) {
 		if usesExternalChain {
-			r.element(&knftables.Element{Map: serviceIPsMap, Key: []string{ip, s.Protocol, port}, Value: []string{"goto " + externalChain}, Comment: comment})
+			r.Element(&knftables.Element{Map: serviceIPsMap, Key: []string{ip, s.Protocol, port}, Value: []string{"goto " + externalChain}, Comment: comment})
 		}
 		if !hasExternal {
-			r.element(&knftables.Element{Map: noEndpointServices, Key: []string{ip, s.Protocol, port}, Value: []string{externalVerdict}, Comment: comment})
+			r.Element(&knftables.Element{Map: noEndpointServices, Key: []string{ip, s.Protocol, port}, Value: []string{externalVerdict}, Comment: comment})
 		}
 	}
 	if s.NodePort != 0 {
 		np := strconv.Itoa(int(s.NodePort))
 		if usesExternalChain {
-			r.element(&knftables.Element{Map: serviceNodePortsMap, Key: []string{s.Protocol, np}, Value: []string{"goto " + externalChain}, Comment: comment})
+			r.Element(&knftables.Element{Map: serviceNodePortsMap, Key: []string{s.Protocol, np}, Value: []string{"goto " + externalChain}, Comment: comment})
 		}
 		if !hasExternal {
-			r.element(&knftables.Element{Map: noEndpointNodePorts, Key: []string{s.Protocol, np}, Value: []string{externalVerdict}, Comment: comment})
+			r.Element(&knftables.Element{Map: noEndpointNodePorts, Key: []string{s.Protocol, np}, Value: []string{externalVerdict}, Comment: comment})
 		}
 	}
 
@@ -264,22 +211,22 @@ func (r *Ruleset) service(cfg Config, s *ServicePort) {
 		if !s.ExternalLocal {
 			// Endpoints may be on other nodes: masquerade so that replies
 			// return through this node.
-			r.chain(externalChain, "jump "+markMasqChain)
+			r.Chain(externalChain, "jump "+markMasqChain)
 		} else {
 			if usesClusterChain && cfg.ClusterCIDR != "" {
 				// Pods reaching an external address act as if they went
 				// out to a load balancer and came back: no policy applies.
-				r.chain(externalChain, fmt.Sprintf(`ip saddr %s goto %s comment "short-circuit pod traffic"`, cfg.ClusterCIDR, clusterChain))
+				r.Chain(externalChain, fmt.Sprintf(`ip saddr %s goto %s comment "short-circuit pod traffic"`, cfg.ClusterCIDR, clusterChain))
 			}
 			// The host's own traffic has a node address as source, which
 			// an endpoint could not answer directly.
-			r.chain(externalChain, `fib saddr type local jump `+markMasqChain+` comment "masquerade local traffic"`)
+			r.Chain(externalChain, `fib saddr type local jump `+markMasqChain+` comment "masquerade local traffic"`)
 			if usesClusterChain {
-				r.chain(externalChain, `fib saddr type local goto `+clusterChain+` comment "short-circuit local traffic"`)
+				r.Chain(externalChain, `fib saddr type local goto `+clusterChain+` comment "short-circuit local traffic"`)
 			}
 		}
 		if hasExternal {
-			r.chain(externalChain, "goto "+externalPolicyChain)
+			r.Chain(externalChain, "goto "+externalPolicyChain)
 		}
 	}
 	if usesClusterChain {
@@ -301,7 +248,7 @@ func (r *Ruleset) service(cfg Config, s *ServicePort) {
 }
 
 func endpointBase(s *ServicePort, e Endpoint) string {
-	return hashAndTruncate(s.chainBase() + "__" + e.IP + "/" + strconv.Itoa(int(e.Port)))
+	return nftplan.HashAndTruncate(s.chainBase() + "__" + e.IP + "/" + strconv.Itoa(int(e.Port)))
 }
 
 // pick sends a connection to one of eps at random, or to the one a
@@ -310,14 +257,14 @@ func (r *Ruleset) pick(s *ServicePort, chain string, eps []Endpoint) {
 	if s.AffinityTimeout > 0 {
 		for _, e := range eps {
 			b := endpointBase(s, e)
-			r.chain(chain, fmt.Sprintf("ip saddr @affinity-%s goto endpoint-%s", b, b))
+			r.Chain(chain, fmt.Sprintf("ip saddr @affinity-%s goto endpoint-%s", b, b))
 		}
 	}
 	verdicts := make([]string, len(eps))
 	for i, e := range eps {
 		verdicts[i] = fmt.Sprintf("%d : goto endpoint-%s", i, endpointBase(s, e))
 	}
-	r.chain(chain, fmt.Sprintf("numgen random mod %d vmap { %s }", len(eps), strings.Join(verdicts, " , ")))
+	r.Chain(chain, fmt.Sprintf("numgen random mod %d vmap { %s }", len(eps), strings.Join(verdicts, " , ")))
 }
 
 // endpoint is the chain that DNATs to e.
@@ -326,7 +273,7 @@ func (r *Ruleset) endpoint(s *ServicePort, e Endpoint) {
 	r.Endpoints++
 	// Hairpin: a pod reaching itself through its service must see the
 	// reply come from the service, so its own source is hidden.
-	c := r.chain("endpoint-"+b, fmt.Sprintf("ip saddr %s jump %s", e.IP, markMasqChain))
+	c := r.Chain("endpoint-"+b, fmt.Sprintf("ip saddr %s jump %s", e.IP, markMasqChain))
 	if s.AffinityTimeout > 0 {
 		set := "affinity-" + b
 		r.Sets[set] = &knftables.Set{Name: set, Type: "ipv4_addr", Flags: []knftables.SetFlag{knftables.DynamicFlag, knftables.TimeoutFlag}, Timeout: &s.AffinityTimeout}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"sigs.k8s.io/knftables"
+
+	"github.com/orca-project/orca/internal/nftplan"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -171,13 +173,13 @@ func TestIncrementalTouchesOnlyChangedService(t *testing.T) {
 	svcs[0].Endpoints = append(svcs[0].Endpoints, Endpoint{IP: "10.42.3.9", Port: 8080, Ready: true, Serving: true})
 	next := Build(testCfg, svcs)
 	tx := fake.NewTransaction()
-	Plan(tx, s.applied, next, false)
+	nftplan.Plan(tx, s.s.Applied(), next.Ruleset, false, tableComment)
 	ops := tx.String()
 	if _, err := s.Sync(context.Background(), next, false); err != nil {
 		t.Fatal(err)
 	}
-	webChain := "service-" + hashAndTruncate(svcs[0].chainBase())
-	apiChain := "service-" + hashAndTruncate(svcs[1].chainBase())
+	webChain := "service-" + nftplan.HashAndTruncate(svcs[0].chainBase())
+	apiChain := "service-" + nftplan.HashAndTruncate(svcs[1].chainBase())
 	newEP := "endpoint-" + endpointBase(&svcs[0], svcs[0].Endpoints[3])
 	for _, want := range []string{"flush chain ip orca-proxy " + webChain, "add chain ip orca-proxy " + newEP, "10.42.3.9:8080"} {
 		if !strings.Contains(ops, want) {
