@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-
 	"github.com/orca-project/orca/internal/auth/pki"
 	"github.com/orca-project/orca/internal/controller/defaultservicecidr"
 )
