@@ -56,6 +56,7 @@ func (a *agentFlags) register(f *pflag.FlagSet, standalone bool) {
 	f.BoolVar(&a.opts.AllowPrivileged, "allow-privileged", false, "let containers run privileged")
 	f.StringVar(&a.opts.PauseBinary, "pause-binary", "", "the pause program for pod sandboxes (orca-pause next to orca when empty)")
 	f.BoolVar(&a.opts.DisableIngress, "disable-ingress", false, "run no ingress controller on this node (it serves Ingresses on ports 80 and 443 otherwise)")
+	f.BoolVar(&a.opts.DisableNetworkPolicy, "disable-network-policy", false, "do not enforce NetworkPolicies on this node")
 	f.StringVar(&a.opts.RegistryConfigDir, "registry-config-dir", "", "directory of containerd registry host files (REGISTRY/hosts.toml: mirrors, CAs, plain-HTTP registries) the node pulls images by")
 }
 

@@ -42,6 +42,7 @@ import (
 	"github.com/orca-project/orca/internal/kubelet/cri"
 	"github.com/orca-project/orca/internal/kubelet/nodestatus"
 	kubeletserver "github.com/orca-project/orca/internal/kubelet/server"
+	"github.com/orca-project/orca/internal/netpol"
 	"github.com/orca-project/orca/internal/nodeaddr"
 	"github.com/orca-project/orca/internal/proxy"
 	"github.com/orca-project/orca/internal/version"
@@ -77,6 +78,8 @@ type Options struct {
 	// free and the node is not among the orca-ingress Service's
 	// endpoints.
 	DisableIngress bool
+	// DisableNetworkPolicy leaves NetworkPolicies unenforced on the node.
+	DisableNetworkPolicy bool
 	// NodeIP is the node's InternalIP; found from the default route when
 	// empty.
 	NodeIP      string
@@ -321,13 +324,23 @@ func Run(ctx context.Context, o Options) error {
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	// Network policies are enforced under the service proxy's identity,
+	// the node's network one, which reads every pod and namespace.
+	var policies *netpol.Enforcer
+	var networkReady func(context.Context, *v1.Pod, string) error
+	if !o.DisableNetworkPolicy {
+		if policies, err = netpol.New(netpol.Options{Client: proxyClient, NodeName: o.NodeName, DNS: o.ClusterDNS, Metrics: reg, Log: log}); err != nil {
+			return fmt.Errorf("agent: %w", err)
+		}
+		networkReady = policies.Admit
+	}
 	k := kubelet.New(kubelet.Config{
 		NodeName: o.NodeName, Client: client, Runtime: rt,
 		Volumes: newVolumes(d.Pods, client, newImageVolumes(rt, client, recorder), allocatable, log),
 		PodDir:  d.Pods, LogDir: d.Logs, HostIPs: []string{nodeIP},
 		ClusterDNS: o.ClusterDNS, ClusterDomain: o.ClusterDomain, ResolvConf: "/etc/resolv.conf",
 		AllowPrivileged: o.AllowPrivileged, NodeMemory: host.MemoryBytes, Allocatable: allocatable,
-		Log: log, Recorder: recorder, Metrics: reg,
+		Log: log, Recorder: recorder, Metrics: reg, PodNetworkReady: networkReady,
 	})
 
 	cert, ca := o.ServingCert, o.ClientCA
@@ -414,6 +427,13 @@ func Run(ctx context.Context, o Options) error {
 	case <-routesReady:
 	case <-ctx.Done():
 		return nil
+	}
+	if policies != nil {
+		go func() {
+			if err := policies.Run(ctx); err != nil && ctx.Err() == nil {
+				log.Error("network policies", "err", err)
+			}
+		}()
 	}
 	// The service proxy, once service addresses route somewhere to be
 	// rewritten.

@@ -19,6 +19,11 @@ type Handler struct {
 	requests  *prometheus.CounterVec
 	responses *prometheus.CounterVec
 	duration  *prometheus.HistogramVec
+	// cache keeps the upstreams' answers for their TTL.
+	cache        *AnswerCache
+	hits         *prometheus.CounterVec
+	misses       prometheus.Counter
+	cacheEntries *prometheus.GaugeVec
 }
 
 // NewHandler serves from res and forwards to upstreams; metrics go to
@@ -34,6 +39,13 @@ func NewHandler(res *Resolver, upstreams []string, reg prometheus.Registerer) (*
 			Help: "Counter of response status codes."}, []string{"zone", "rcode"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "coredns_dns_request_duration_seconds",
 			Help: "Histogram of the time (in seconds) each request took.", Buckets: prometheus.ExponentialBuckets(0.00025, 2, 16)}, []string{"zone", "type"}),
+		cache: &AnswerCache{},
+		hits: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "coredns_cache_hits_total",
+			Help: "The count of cache hits."}, []string{"type"}),
+		misses: prometheus.NewCounter(prometheus.CounterOpts{Name: "coredns_cache_misses_total",
+			Help: "The count of cache misses."}),
+		cacheEntries: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "coredns_cache_entries",
+			Help: "The number of elements in the cache."}, []string{"type"}),
 	}
 	for _, u := range upstreams {
 		if _, _, err := net.SplitHostPort(u); err != nil {
@@ -43,7 +55,7 @@ func NewHandler(res *Resolver, upstreams []string, reg prometheus.Registerer) (*
 	}
 	h.ready.Store(true)
 	if reg != nil {
-		for _, c := range []prometheus.Collector{h.requests, h.responses, h.duration} {
+		for _, c := range []prometheus.Collector{h.requests, h.responses, h.duration, h.hits, h.misses, h.cacheEntries} {
 			if err := reg.Register(c); err != nil {
 				return nil, fmt.Errorf("dns: metrics: %w", err)
 			}
@@ -110,14 +122,31 @@ func (h *Handler) answer(req *mdns.Msg, proto string) *mdns.Msg {
 	return m
 }
 
-// forward asks the upstreams in turn; without any, or when none answers,
-// the client gets SERVFAIL (what CoreDNS returns when no plugin handles a
-// name).
+// forward answers from the cache, or asks the upstreams in turn and
+// keeps what they say; without any, or when none answers, the client
+// gets SERVFAIL (what CoreDNS returns when no plugin handles a name).
 func (h *Handler) forward(req *mdns.Msg, proto string) *mdns.Msg {
+	if len(h.upstreams) == 0 {
+		return new(mdns.Msg).SetRcode(req, mdns.RcodeServerFailure)
+	}
+	if resp, kind := h.cache.Get(req); resp != nil {
+		h.hits.WithLabelValues(kind).Inc()
+		return resp
+	}
+	h.misses.Inc()
+	resp := h.cache.Put(req, h.exchange(req, proto))
+	for _, kind := range []string{kindSuccess, kindDenial} {
+		h.cacheEntries.WithLabelValues(kind).Set(float64(h.cache.Len(kind)))
+	}
+	return resp
+}
+
+func (h *Handler) exchange(req *mdns.Msg, proto string) *mdns.Msg {
 	for _, u := range h.upstreams {
 		c := &mdns.Client{Net: proto, Timeout: 2 * time.Second}
-		// A truncated upstream answer is relayed as it is: the client
-		// retries over TCP, which is forwarded over TCP.
+		// A truncated upstream answer is relayed as it is (and not
+		// cached): the client retries over TCP, which is forwarded over
+		// TCP.
 		if resp, _, err := c.Exchange(req, u); err == nil {
 			return resp
 		}

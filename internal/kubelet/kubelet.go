@@ -87,6 +87,10 @@ type Config struct {
 	// Metrics is where the kubelet registers its metrics; nil keeps them
 	// unexported.
 	Metrics prometheus.Registerer
+	// PodNetworkReady, when set, is called once a new sandbox of a pod
+	// has its address and before any of its containers starts: the
+	// node's network policies isolate the pod from its first instant.
+	PodNetworkReady func(ctx context.Context, pod *v1.Pod, ip string) error
 }
 
 // Kubelet runs one node's pods.

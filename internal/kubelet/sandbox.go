@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -33,6 +34,23 @@ func (k *Kubelet) createSandbox(ctx context.Context, pod *v1.Pod, attempt uint32
 	}
 	return resp.PodSandboxId, nil
 }
+
+// networkReady tells Config.PodNetworkReady of a new sandbox's address,
+// before any of its containers starts. A hook that fails, or takes
+// longer than networkReadyTimeout, is logged and the pod goes on: a
+// node's network policies missing a pod for a moment must not stop it.
+func (k *Kubelet) networkReady(ctx context.Context, pod *v1.Pod, sb *sandbox) {
+	if k.cfg.PodNetworkReady == nil || pod.Spec.HostNetwork || len(sb.IPs) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, networkReadyTimeout)
+	defer cancel()
+	if err := k.cfg.PodNetworkReady(ctx, pod, sb.IPs[0]); err != nil {
+		k.log.Warn("pod network ready hook", "pod", podKey(pod), "ip", sb.IPs[0], "err", err)
+	}
+}
+
+const networkReadyTimeout = 10 * time.Second
 
 // sandboxConfig is the pod's sandbox configuration.
 func (k *Kubelet) sandboxConfig(pod *v1.Pod, attempt uint32) (*runtimeapi.PodSandboxConfig, error) {

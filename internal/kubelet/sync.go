@@ -150,6 +150,7 @@ func (k *Kubelet) run(ctx context.Context, pod *v1.Pod) time.Duration {
 			k.log.Warn("new sandbox is not ready", "pod", podKey(pod), "sandbox", id)
 			return time.Second
 		}
+		k.networkReady(ctx, pod, sb)
 	}
 	byName := rtp.byName()
 	// Containers of an older sandbox do not count as this sandbox's runs.

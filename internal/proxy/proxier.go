@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/knftables"
 
+	"github.com/orca-project/orca/internal/nftplan"
 	"github.com/orca-project/orca/internal/proxy/healthcheck"
 )
 
@@ -76,14 +77,8 @@ func Run(ctx context.Context, o Options) error {
 	}))
 	svcInf := factory.Core().V1().Services()
 	sliceInf := sliceFactory.Discovery().V1().EndpointSlices()
-	trigger := make(chan struct{}, 1)
-	poke := func() {
-		select {
-		case trigger <- struct{}{}:
-		default:
-		}
-	}
-	h := cache.ResourceEventHandlerFuncs{AddFunc: func(any) { poke() }, UpdateFunc: func(any, any) { poke() }, DeleteFunc: func(any) { poke() }}
+	trigger := nftplan.NewTrigger()
+	h := cache.ResourceEventHandlerFuncs{AddFunc: func(any) { trigger.Poke() }, UpdateFunc: func(any, any) { trigger.Poke() }, DeleteFunc: func(any) { trigger.Poke() }}
 	if _, err := svcInf.Informer().AddEventHandler(h); err != nil {
 		return fmt.Errorf("proxy: %w", err)
 	}
@@ -122,46 +117,8 @@ func Run(ctx context.Context, o Options) error {
 		return nil
 	}
 
-	full := time.NewTicker(o.FullSyncPeriod)
-	defer full.Stop()
-	var retry <-chan time.Time
-	last := time.Time{}
-	wantFull := true
-	poke()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-trigger:
-		case <-full.C:
-			wantFull = true
-		case <-retry:
-		}
-		// Coalesce: whatever arrives within the minimum period joins
-		// this sync.
-		if wait := o.MinSyncPeriod - time.Since(last); wait > 0 {
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-time.After(wait):
-			}
-		}
-		select {
-		case <-trigger:
-		default:
-		}
-		last = time.Now()
-		retry = nil
-		if err := sync(wantFull); err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			log.Error("sync service rules", "err", err)
-			retry = time.After(time.Second)
-			continue
-		}
-		wantFull = false
-	}
+	nftplan.Loop{MinSync: o.MinSyncPeriod, FullSync: o.FullSyncPeriod, Log: log, What: "service rules"}.Run(ctx, trigger, sync)
+	return nil
 }
 
 // collect reads the informers' caches into service ports.

@@ -66,6 +66,12 @@ const ServerBootstrapPath = "/v1-orca/server-bootstrap"
 // ServerBootstrapRole lets a server token read ServerBootstrapPath.
 const ServerBootstrapRole = "system:orca:server-bootstrap"
 
+// NetworkPolicyRole lets the node's network identity (system:kube-proxy,
+// as the agent enforces network policies beside its service proxy) read
+// what the rules are built from: every pod's address, labels and named
+// ports, the namespaces' labels and the policies.
+const NetworkPolicyRole = "system:orca:network-policy"
+
 // IngressUser is the identity of the built-in ingress controller each
 // agent runs. It reads what routing needs from the whole cluster:
 // Ingresses and their classes, Services, EndpointSlices, and Secrets for
@@ -97,6 +103,10 @@ func orcaClusterRoles() []rbacv1.ClusterRole {
 		),
 		clusterRole(KubeProxyClientRole,
 			rule("create").groups(certificatesGroup).resources("certificatesigningrequests/kubeproxyclient").build(),
+		),
+		clusterRole(NetworkPolicyRole,
+			rule("list", "watch").groups(legacyGroup).resources("pods", "namespaces").build(),
+			rule("list", "watch").groups(networkingGroup).resources("networkpolicies").build(),
 		),
 		clusterRole(IngressClientRole,
 			rule("create").groups(certificatesGroup).resources("certificatesigningrequests/ingressclient").build(),
@@ -143,6 +153,7 @@ func orcaClusterRoleBindings() []rbacv1.ClusterRoleBinding {
 		clusterRoleBinding("system:orca:node-kube-proxy-client", KubeProxyClientRole, groups(NodeBootstrapGroup, ServerBootstrapGroup, "system:nodes")),
 		clusterRoleBinding("system:orca:node-ingress-client", IngressClientRole, groups(NodeBootstrapGroup, ServerBootstrapGroup, "system:nodes")),
 		clusterRoleBinding(IngressUser, IngressUser, users(IngressUser)),
+		clusterRoleBinding(NetworkPolicyRole, NetworkPolicyRole, users("system:kube-proxy")),
 		clusterRoleBinding(ServerBootstrapRole, ServerBootstrapRole, groups(ServerBootstrapGroup)),
 		clusterRoleBinding(CertificateApprover, CertificateApprover, []rbacv1.Subject{serviceAccount(kubeSystemNamespace, "certificate-controller")}),
 		clusterRoleBinding("system:orca:node-serving-certificates", SelfNodeServerRole, groups("system:nodes")),
