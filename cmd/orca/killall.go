@@ -22,8 +22,8 @@ func newKillallCommand() *cobra.Command {
 		Short: "Stop everything Orca runs from a data directory, pods included, and remove the node's network state",
 		Long: "Stop the pods of the node's containerd through CRI, then kill (SIGKILL) the orca server or agent of the data directory, " +
 			"its containerd and shims and every process under them; unmount what is mounted under the directory, remove the pods' " +
-			"network namespaces, and delete the node's bridge and its veths, orca-svc, orca-nodes, the nftables tables ip orca-podnet " +
-			"and ip orca-proxy and the routes of protocol 199 in the current network namespace. The data stays. " +
+			"network namespaces, and delete the node's bridge and its veths, orca-svc, orca-nodes, the nftables tables ip orca-podnet, " +
+			"ip orca-proxy and ip orca-netpol and the routes of protocol 199 in the current network namespace. The data stays. " +
 			"Units `orca install` wrote for the directory are stopped first, so that systemd does not start them again.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/orca-project/orca/internal/agent/podroutes"
+	"github.com/orca-project/orca/internal/netpol"
 	"github.com/orca-project/orca/internal/proxy"
 )
 
@@ -22,7 +23,7 @@ const NodesBridge = "orca-nodes"
 const podnetTable = "orca-podnet"
 
 // Tables are the nftables tables (family ip) a node keeps.
-var Tables = []string{podnetTable, proxy.Table}
+var Tables = []string{podnetTable, proxy.Table, netpol.Table}
 
 // Link is a network interface as `ip -d link` shows it.
 type Link struct {

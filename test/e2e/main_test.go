@@ -309,7 +309,7 @@ func teardown() {
 	for _, args := range [][]string{
 		{"ip", "link", "del", "orcae2e0"}, {"ip", "-4", "route", "flush", "proto", "199"},
 		{"ip", "link", "del", "orca-svc"}, {"nft", "delete", "table", "ip", "orca-podnet"},
-		{"nft", "delete", "table", "ip", "orca-proxy"},
+		{"nft", "delete", "table", "ip", "orca-proxy"}, {"nft", "delete", "table", "ip", "orca-netpol"},
 		{"ip", "link", "del", testBridge},
 	} {
 		_ = exec.Command(args[0], args[1:]...).Run()
