@@ -438,7 +438,7 @@ func Run(ctx context.Context, o Options) error {
 	// The service proxy, once service addresses route somewhere to be
 	// rewritten.
 	go func() {
-		err := proxy.Run(ctx, proxy.Options{Client: proxyClient, NodeName: o.NodeName, ClusterCIDR: o.ClusterCIDR, ServiceCIDR: o.ServiceCIDR, Metrics: reg, Log: log})
+		err := proxy.Run(ctx, proxy.Options{Client: proxyClient, NodeName: o.NodeName, NodeIP: nodeIP, ClusterCIDR: o.ClusterCIDR, ServiceCIDR: o.ServiceCIDR, Metrics: reg, Log: log})
 		if err != nil && ctx.Err() == nil {
 			log.Error("service proxy", "err", err)
 		}

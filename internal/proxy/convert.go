@@ -51,6 +51,9 @@ func ServicePorts(svc *v1.Service, slices []*discoveryv1.EndpointSlice, node str
 		if sp.ExternalLocal && svc.Spec.Type == v1.ServiceTypeLoadBalancer {
 			sp.HealthCheckNodePort = svc.Spec.HealthCheckNodePort
 		}
+		if len(sp.LoadBalancerIPs) > 0 {
+			sp.SourceRanges = sourceRanges(svc)
+		}
 		if svc.Spec.SessionAffinity == v1.ServiceAffinityClientIP {
 			secs := int32(v1.DefaultClientIPServiceAffinitySeconds)
 			if c := svc.Spec.SessionAffinityConfig; c != nil && c.ClientIP != nil && c.ClientIP.TimeoutSeconds != nil {
@@ -113,6 +116,27 @@ func endpointsFor(sp *ServicePort, p v1.ServicePort, slices []*discoveryv1.Endpo
 				}
 			}
 			out = append(out, ep)
+		}
+	}
+	return out
+}
+
+// sourceRangesAnnotation is the older way to set the source ranges,
+// read when the field is empty, as upstream does.
+const sourceRangesAnnotation = "service.beta.kubernetes.io/load-balancer-source-ranges"
+
+// sourceRanges are the service's IPv4 source ranges, canonical.
+func sourceRanges(svc *v1.Service) []string {
+	ranges := svc.Spec.LoadBalancerSourceRanges
+	if len(ranges) == 0 {
+		if a := strings.TrimSpace(svc.Annotations[sourceRangesAnnotation]); a != "" {
+			ranges = strings.Split(a, ",")
+		}
+	}
+	var out []string
+	for _, r := range ranges {
+		if _, n, err := net.ParseCIDR(strings.TrimSpace(r)); err == nil && n.IP.To4() != nil {
+			out = append(out, n.String())
 		}
 	}
 	return out

@@ -31,7 +31,10 @@ type ServicePort struct {
 	// PreferClose asks for same-node endpoints when any exists.
 	PreferClose         bool
 	HealthCheckNodePort int32
-	Endpoints           []Endpoint
+	// SourceRanges are the IPv4 blocks a load balancer IP may be reached
+	// from (loadBalancerSourceRanges); none means anyone.
+	SourceRanges []string
+	Endpoints    []Endpoint
 }
 
 // Key names the service port as upstream does: namespace/name:port.
@@ -63,4 +66,7 @@ type Config struct {
 	ClusterCIDR string
 	// ServiceCIDR, when set, drops traffic to unallocated cluster IPs.
 	ServiceCIDR string
+	// NodeIP is the node's address: a load balancer whose source ranges
+	// cover it also lets in traffic from the node itself.
+	NodeIP string
 }

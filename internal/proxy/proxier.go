@@ -28,8 +28,14 @@ type Options struct {
 	Client                   kubernetes.Interface
 	NodeName                 string
 	ClusterCIDR, ServiceCIDR string
+	// NodeIP is the node's address (see Config.NodeIP).
+	NodeIP string
 	// NFT reaches the proxy's table; the real nft when nil.
 	NFT knftables.Interface
+	// Conntrack is the node's connection tracking table, cleaned of
+	// stale UDP entries after each sync: the kernel's when NFT is nil
+	// too, none otherwise.
+	Conntrack conntrackTable
 	// Metrics receives the proxy's metrics when set.
 	Metrics prometheus.Registerer
 	// MinSyncPeriod coalesces bursts of changes into one transaction
@@ -57,6 +63,9 @@ func Run(ctx context.Context, o Options) error {
 			return fmt.Errorf("proxy: nftables: %w", err)
 		}
 		o.NFT = nft
+		if o.Conntrack == nil {
+			o.Conntrack = kernelConntrack{}
+		}
 		// Replies from an endpoint to a client on the same bridge are
 		// bridged, not routed: without this they would skip conntrack's
 		// reverse NAT.
@@ -98,7 +107,7 @@ func Run(ctx context.Context, o Options) error {
 	defer hc.Close()
 	syncer := &Syncer{NFT: o.NFT}
 	builder := new(Builder)
-	cfg := Config{ClusterCIDR: o.ClusterCIDR, ServiceCIDR: o.ServiceCIDR}
+	cfg := Config{ClusterCIDR: o.ClusterCIDR, ServiceCIDR: o.ServiceCIDR, NodeIP: o.NodeIP}
 	sync := func(full bool) error {
 		start := time.Now()
 		svcs, err := collect(svcInf.Lister().List, sliceInf.Lister().List, o.NodeName)
@@ -112,6 +121,11 @@ func Run(ctx context.Context, o Options) error {
 			return err
 		}
 		hc.Sync(healthChecks(svcs))
+		if o.Conntrack != nil {
+			// Stale entries go only once the rules route elsewhere, so
+			// that the next datagram finds the new endpoints.
+			cleanConntrack(o.Conntrack, svcs, log)
+		}
 		m.observe(start, rs)
 		log.Debug("synced service rules", "full", full, "operations", ops, "services", rs.Services, "endpoints", rs.Endpoints, "took", time.Since(start))
 		return nil
@@ -119,6 +133,26 @@ func Run(ctx context.Context, o Options) error {
 
 	nftplan.Loop{MinSync: o.MinSyncPeriod, FullSync: o.FullSyncPeriod, Log: log, What: "service rules"}.Run(ctx, trigger, sync)
 	return nil
+}
+
+// cleanConntrack deletes the UDP entries StaleUDP names; a failure is
+// logged, as the rules themselves are in place.
+func cleanConntrack(ct conntrackTable, svcs []ServicePort, log *slog.Logger) {
+	flows, err := ct.ListUDP()
+	if err != nil {
+		log.Warn("clean stale UDP conntrack entries", "err", err)
+		return
+	}
+	stale := StaleUDP(svcs, flows)
+	if len(stale) == 0 {
+		return
+	}
+	n, err := ct.Delete(stale)
+	if err != nil {
+		log.Warn("clean stale UDP conntrack entries", "err", err)
+		return
+	}
+	log.Debug("deleted stale UDP conntrack entries", "entries", n)
 }
 
 // collect reads the informers' caches into service ports.

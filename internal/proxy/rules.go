@@ -2,7 +2,9 @@ package proxy
 
 import (
 	"fmt"
+	"net"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -32,6 +34,8 @@ const (
 	markMasqChain        = "mark-for-masquerade"
 	masqueradingChain    = "masquerading"
 	masqueradeMark       = "0x4000"
+	firewallIPsMap       = "firewall-ips"
+	firewallCheckChain   = "firewall-check"
 	// nodePortMatch matches every local address but loopback: upstream's
 	// nftables mode serves no NodePorts on localhost.
 	nodePortMatch = "fib daddr type local ip daddr != 127.0.0.0/8"
@@ -109,6 +113,7 @@ func base(cfg Config) *Ruleset {
 	r.Maps[noEndpointServices] = &knftables.Map{Name: noEndpointServices, Type: ipPortProto, Comment: knftables.PtrTo("vmap to drop or reject packets to services with no endpoints")}
 	r.Maps[noEndpointNodePorts] = &knftables.Map{Name: noEndpointNodePorts, Type: "inet_proto . inet_service : verdict", Comment: knftables.PtrTo("vmap to drop or reject packets to service nodeports with no endpoints")}
 	r.Sets[clusterIPsSet] = &knftables.Set{Name: clusterIPsSet, Type: "ipv4_addr", Comment: knftables.PtrTo("Active ClusterIPs")}
+	r.Maps[firewallIPsMap] = &knftables.Map{Name: firewallIPsMap, Type: ipPortProto, Comment: knftables.PtrTo("destinations that are subject to LoadBalancerSourceRanges")}
 
 	// Filtering runs after DNAT (filter-10 > dstnat), so it only sees
 	// service traffic no endpoint took.
@@ -119,6 +124,11 @@ func base(cfg Config) *Ruleset {
 		ctNew+serviceEndpointsChk, ctNew+clusterIPsCheckChain)
 	r.BaseChain("filter-output", knftables.FilterType, knftables.OutputHook, knftables.FilterPriority+"-10",
 		ctNew+serviceEndpointsChk, ctNew+clusterIPsCheckChain)
+	// Source ranges are checked on the load balancer address, before
+	// DNAT turns it into an endpoint's.
+	r.BaseChain("filter-prerouting-pre-dnat", knftables.FilterType, knftables.PreroutingHook, knftables.DNATPriority+"-10", "jump "+firewallCheckChain)
+	r.BaseChain("filter-output-pre-dnat", knftables.FilterType, knftables.OutputHook, knftables.DNATPriority+"-10", "jump "+firewallCheckChain)
+	r.Chain(firewallCheckChain, "ip daddr . meta l4proto . th dport vmap @"+firewallIPsMap)
 	r.BaseChain("nat-prerouting", knftables.NATType, knftables.PreroutingHook, knftables.DNATPriority, "jump "+servicesChain)
 	r.BaseChain("nat-output", knftables.NATType, knftables.OutputHook, knftables.DNATPriority, "jump "+servicesChain)
 	r.BaseChain("nat-postrouting", knftables.NATType, knftables.PostroutingHook, knftables.SNATPriority, "jump "+masqueradingChain)
@@ -189,6 +199,9 @@ func (r *Ruleset) service(cfg Config, s *ServicePort) {
 			r.Element(&knftables.Element{Map: noEndpointServices, Key: []string{s.ClusterIP, s.Protocol, port}, Value: []string{internalVerdict}, Comment: comment})
 		}
 	}
+	if len(s.SourceRanges) > 0 && len(s.LoadBalancerIPs) > 0 {
+		r.firewall(cfg, s)
+	}
 	for _, ip := range append(append([]string(nil), s.ExternalIPs...), s.LoadBalancerIPs...) {
 		if usesExternalChain {
 			r.Element(&knftables.Element{Map: serviceIPsMap, Key: []string{ip, s.Protocol, port}, Value: []string{"goto " + externalChain}, Comment: comment})
@@ -244,6 +257,29 @@ func (r *Ruleset) service(cfg Config, s *ServicePort) {
 			seen[e.String()] = true
 			r.endpoint(s, e)
 		}
+	}
+}
+
+// firewall drops traffic to the service's load balancer addresses from
+// outside its source ranges, as upstream's firewall chain. When the
+// ranges cover the node's own address, the load balancer addresses are
+// let in as sources too: a node that holds such an address sends to it
+// from it.
+func (r *Ruleset) firewall(cfg Config, s *ServicePort) {
+	chain := "firewall-" + nftplan.HashAndTruncate(s.chainBase())
+	sources := slices.Clone(s.SourceRanges)
+	if node := net.ParseIP(cfg.NodeIP); node != nil {
+		for _, cidr := range s.SourceRanges {
+			if _, n, err := net.ParseCIDR(cidr); err == nil && n.Contains(node) {
+				sources = append(sources, s.LoadBalancerIPs...)
+				break
+			}
+		}
+	}
+	r.Chain(chain, "ip saddr != { "+strings.Join(sources, ", ")+" } drop")
+	port := strconv.Itoa(int(s.Port))
+	for _, ip := range s.LoadBalancerIPs {
+		r.Element(&knftables.Element{Map: firewallIPsMap, Key: []string{ip, s.Protocol, port}, Value: []string{"goto " + chain}, Comment: knftables.PtrTo(s.Key())})
 	}
 }
 

@@ -17,7 +17,7 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
-var testCfg = Config{ClusterCIDR: "10.42.0.0/16", ServiceCIDR: "10.43.0.0/16"}
+var testCfg = Config{ClusterCIDR: "10.42.0.0/16", ServiceCIDR: "10.43.0.0/16", NodeIP: "192.168.1.5"}
 
 func web(mod func(*ServicePort)) ServicePort {
 	s := ServicePort{Namespace: "ns", Name: "web", PortName: "http", Protocol: "tcp", ClusterIP: "10.43.0.10", Port: 80,
@@ -69,6 +69,11 @@ func TestBuildGolden(t *testing.T) {
 			s.Endpoints = s.Endpoints[1:]
 		})},
 		"prefer-close": {web(func(s *ServicePort) { s.PreferClose = true })},
+		// Source ranges: the load balancer IP only from them, and from
+		// itself since they cover the node.
+		"source-ranges": {web(func(s *ServicePort) {
+			s.NodePort, s.LoadBalancerIPs, s.SourceRanges = 30080, []string{"192.0.2.10"}, []string{"198.51.100.0/24", "192.168.1.0/24"}
+		})},
 		"udp-two-ports": {
 			web(func(s *ServicePort) { s.Name, s.PortName, s.Protocol, s.Port = "dns", "dns", "udp", 53 }),
 			web(func(s *ServicePort) { s.Name, s.PortName, s.Port = "dns", "dns-tcp", 53 }),
