@@ -130,6 +130,11 @@ func Run(ctx context.Context, o Options) (Report, error) {
 	r.Sandboxes = n
 	note(err)
 
+	// The pods' namespaces are known by their processes, which are
+	// about to go.
+	procs, err = readProcs()
+	note(err)
+	ours := netnsOf(Victims(procs, dir, o.DefaultDataDir, os.Getpid()))
 	n, err = kill(ctx, dir, o.DefaultDataDir, o.Log)
 	r.Processes = n
 	note(err)
@@ -140,7 +145,7 @@ func Run(ctx context.Context, o Options) (Report, error) {
 
 	pinned, inUse, err := readNetns()
 	note(err)
-	for _, name := range UnusedNetns(pinned, inUse) {
+	for _, name := range UnusedNetns(pinned, inUse, ours) {
 		if err := removeNetns(name); err != nil {
 			note(err)
 			continue

@@ -14,8 +14,9 @@ import (
 )
 
 func TestUnusedNetns(t *testing.T) {
-	pinned := []Netns{{"cni-a", 10}, {"cni-b", 11}, {"orca-worker-1", 12}, {"cni-c", 13}}
-	got := UnusedNetns(pinned, map[uint64]bool{11: true, 1: true})
+	pinned := []Netns{{"cni-a", 10}, {"cni-b", 11}, {"orca-worker-1", 12}, {"cni-c", 13}, {"cni-other-node", 14}}
+	ours := map[uint64]bool{10: true, 11: true, 12: true, 13: true, 1: true}
+	got := UnusedNetns(pinned, map[uint64]bool{11: true, 1: true}, ours)
 	if want := []string{"cni-a", "cni-c"}; !slices.Equal(got, want) {
 		t.Errorf("UnusedNetns = %q, want %q", got, want)
 	}

@@ -19,13 +19,29 @@ type Netns struct {
 }
 
 // UnusedNetns is the pod network namespaces (cni-*, as containerd names
-// them) that no process is in: a pod whose processes were killed leaves its
-// namespace pinned, with the pod's end of its veth inside.
-func UnusedNetns(pinned []Netns, inUse map[uint64]bool) []string {
+// them) that were ours (some process of the data directory was in them
+// before the kill) and that no process is in now: a pod whose processes
+// were killed leaves its namespace pinned, with the pod's end of its veth
+// inside. Another node's pods on the same machine have namespaces of
+// theirs, some with no process for a moment (a sandbox being made): they
+// are never ours.
+func UnusedNetns(pinned []Netns, inUse, ours map[uint64]bool) []string {
 	var out []string
 	for _, ns := range pinned {
-		if strings.HasPrefix(ns.Name, "cni-") && !inUse[ns.Ino] {
+		if strings.HasPrefix(ns.Name, "cni-") && ours[ns.Ino] && !inUse[ns.Ino] {
 			out = append(out, ns.Name)
+		}
+	}
+	return out
+}
+
+// netnsOf is the network namespaces the processes pids are in.
+func netnsOf(pids []int) map[uint64]bool {
+	out := map[uint64]bool{}
+	for _, pid := range pids {
+		var st syscall.Stat_t
+		if syscall.Stat(fmt.Sprintf("/proc/%d/ns/net", pid), &st) == nil {
+			out[st.Ino] = true
 		}
 	}
 	return out
