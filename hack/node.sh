@@ -26,6 +26,13 @@ make_bridge() {
 		ip addr add "$hostip/24" dev "$bridge"
 		ip link set "$bridge" up
 		sysctl -qw net.ipv4.ip_forward=1
+		# The bridge is the switch between the nodes' machines: its frames
+		# must not pass this machine's netfilter, where the server's own
+		# service proxy would take the traffic of the other nodes' load
+		# balancer addresses. Pod bridges carry their own
+		# nf_call_iptables flag.
+		modprobe br_netfilter 2>/dev/null || true
+		sysctl -qw net.bridge.bridge-nf-call-iptables=0 || true
 	fi
 }
 

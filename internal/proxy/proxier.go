@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"sync/atomic"
 	"time"
 
@@ -65,12 +64,6 @@ func Run(ctx context.Context, o Options) error {
 		o.NFT = nft
 		if o.Conntrack == nil {
 			o.Conntrack = kernelConntrack{}
-		}
-		// Replies from an endpoint to a client on the same bridge are
-		// bridged, not routed: without this they would skip conntrack's
-		// reverse NAT.
-		if err := os.WriteFile("/proc/sys/net/bridge/bridge-nf-call-iptables", []byte("1"), 0o644); err != nil {
-			log.Warn("cannot make bridged traffic pass netfilter; pods may not reach services on their own bridge", "err", err)
 		}
 	}
 	m := newMetrics(o.Metrics)

@@ -63,6 +63,13 @@ func makeBridge() error {
 		{"ip", "addr", "add", bridgeIP + "/24", "dev", testBridge},
 		{"ip", "link", "set", testBridge, "up"},
 		{"sysctl", "-qw", "net.ipv4.ip_forward=1"},
+		// The test bridge is the switch between the nodes' machines: the
+		// frames it carries must not pass this machine's netfilter, where
+		// the main node's service proxy would take the traffic of the
+		// others' load balancer addresses. Pod bridges carry their own
+		// nf_call_iptables flag.
+		{"sh", "-c", "[ -d /proc/sys/net/bridge ] || modprobe br_netfilter"},
+		{"sysctl", "-qw", "net.bridge.bridge-nf-call-iptables=0"},
 	} {
 		if err := runCmd(c...); err != nil {
 			return fmt.Errorf("test bridge: %w", err)
@@ -266,6 +273,43 @@ func (x *extraNode) remove() {
 	_ = runCmd("ip", "link", "del", fmt.Sprintf("vorcae2e%d", i))
 }
 
+// The outside client: a network namespace on the test bridge that is no
+// node, so that its traffic to a node's address is what a machine
+// outside the cluster sends (the main node, on the machine's own
+// network, would route it through its service proxy first).
+const (
+	outsideNetns = "orcae2e-client"
+	outsideIP    = "172.31.250.250"
+)
+
+var (
+	outsideOnce sync.Once
+	outsideErr  error
+)
+
+// needOutside makes the outside client's namespace, once per run.
+func needOutside(t *testing.T) {
+	t.Helper()
+	outsideOnce.Do(func() { outsideErr = bridgedNetns(outsideNetns, "vorcae2eclient", outsideIP) })
+	if outsideErr != nil {
+		t.Fatalf("outside client: %v", outsideErr)
+	}
+}
+
+// outsideGet fetches url from the outside client with busybox's wget,
+// with Host: host when host is set, within three seconds.
+func outsideGet(url, host string) (string, error) {
+	args := []string{"--net=/run/netns/" + outsideNetns, "timeout", "3", "busybox", "wget", "-qO-"}
+	if host != "" {
+		args = append(args, "--header", "Host: "+host)
+	}
+	out, err := exec.Command("nsenter", append(args, url)...).CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("%s from outside: %v: %s", url, err, out)
+	}
+	return string(out), nil
+}
+
 // removeExtraNodes stops the extra nodes' pods, agents and namespaces.
 func removeExtraNodes() {
 	extraMu.Lock()
@@ -273,6 +317,8 @@ func removeExtraNodes() {
 	for _, x := range extraNodes {
 		x.remove()
 	}
+	_ = runCmd("ip", "netns", "del", outsideNetns)
+	_ = runCmd("ip", "link", "del", "vorcae2eclient")
 	extraNodes = nil
 }
 

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"os/exec"
 	"strings"
 	"testing"
@@ -92,11 +90,13 @@ func summarize(answers []string) string {
 }
 
 // TestLoadBalancerSourceRangesAndLocalPolicy: a LoadBalancer Service with
-// externalTrafficPolicy Local answers on the address of the node of its
-// pod with the client's own address kept; its source ranges let the
-// host in and keep another machine out until the ranges name it too.
+// externalTrafficPolicy Local answers a machine outside the cluster on
+// the address of the node of its pod, the client's own address kept; its
+// source ranges let that machine in and keep another out until the
+// ranges name it too.
 func TestLoadBalancerSourceRangesAndLocalPolicy(t *testing.T) {
 	nodes := needNodes(t, 3)
+	needOutside(t)
 	importEcho(t, nodes)
 	ns := namespace(t)
 	ctx := context.Background()
@@ -106,7 +106,7 @@ func TestLoadBalancerSourceRangesAndLocalPolicy(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "lbweb"},
 		Spec: v1.ServiceSpec{Type: v1.ServiceTypeLoadBalancer, Selector: map[string]string{"app": "lbweb"},
 			ExternalTrafficPolicy:    v1.ServiceExternalTrafficPolicyLocal,
-			LoadBalancerSourceRanges: []string{bridgeIP + "/32"},
+			LoadBalancerSourceRanges: []string{outsideIP + "/32"},
 			Ports:                    []v1.ServicePort{{Name: "http", Port: 8081, TargetPort: intstr.FromString("http")}}},
 	}, metav1.CreateOptions{})
 	if err != nil {
@@ -128,22 +128,20 @@ func TestLoadBalancerSourceRangesAndLocalPolicy(t *testing.T) {
 		return fmt.Errorf("load balancer addresses %v lack %s", s.Status.LoadBalancer.Ingress, podNode)
 	})
 
-	// From the host (in the ranges): answered by the pod, which sees the
-	// host's own address.
+	// From outside (in the ranges): answered by the pod, which sees the
+	// client's own address.
 	url := "http://" + podNode + ":8081/"
 	eventually(t, 30*time.Second, func() error {
-		resp, err := (&http.Client{Timeout: 3 * time.Second}).Get(url)
+		body, err := outsideGet(url, "")
 		if err != nil {
 			return err
 		}
-		defer resp.Body.Close()
 		var a struct{ Pod, Remote string }
-		body, _ := io.ReadAll(resp.Body)
-		if err := json.Unmarshal(body, &a); err != nil {
+		if err := json.Unmarshal([]byte(body), &a); err != nil {
 			return fmt.Errorf("%s: %q", url, body)
 		}
-		if a.Pod != "web-0" || a.Remote != bridgeIP {
-			return fmt.Errorf("%s answered by %q seeing the client as %q; want web-0 seeing %s", url, a.Pod, a.Remote, bridgeIP)
+		if a.Pod != "web-0" || a.Remote != outsideIP {
+			return fmt.Errorf("%s answered by %q seeing the client as %q; want web-0 seeing %s", url, a.Pod, a.Remote, outsideIP)
 		}
 		return nil
 	})
@@ -163,7 +161,7 @@ func TestLoadBalancerSourceRangesAndLocalPolicy(t *testing.T) {
 		t.Fatalf("a client outside loadBalancerSourceRanges reached %s", url)
 	}
 	kubectlOK(t, "", "-n", ns, "patch", "service", "lbweb", "--type=merge", "-p",
-		fmt.Sprintf(`{"spec":{"loadBalancerSourceRanges":["%s/32","%s/32"]}}`, bridgeIP, third.ip))
+		fmt.Sprintf(`{"spec":{"loadBalancerSourceRanges":["%s/32","%s/32"]}}`, outsideIP, third.ip))
 	eventually(t, 30*time.Second, fromThird)
 }
 

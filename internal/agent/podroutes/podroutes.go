@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"os/exec"
 	"sort"
 	"strings"
@@ -167,6 +168,9 @@ type Manager struct {
 // before it returns from the initial sync, so that pods never start
 // without the unreachable routes.
 func (m *Manager) Run(ctx context.Context, ready chan<- struct{}) error {
+	if err := ensurePodBridge(m.Bridge); err != nil {
+		m.Log.Warn("pod bridge; bridged traffic between pods of this node may miss the service proxy and network policies", "bridge", m.Bridge, "err", err)
+	}
 	serviceCIDR := m.ServiceCIDR
 	if err := ensureDevice(ServiceDevice); err != nil {
 		// Without the device the service range keeps no route of its own;
@@ -249,6 +253,33 @@ func (m *Manager) apply(ctx context.Context, want []Route) error {
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("%s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// ensurePodBridge makes the pods' bridge before the CNI bridge plugin
+// does (it adopts one that exists), with nf_call_iptables on: traffic
+// between two pods of the node is bridged, not routed, and must still
+// pass the service proxy's DNAT (a reply would miss conntrack's reverse
+// NAT otherwise) and the network policies. The flag is the bridge's own,
+// not the machine-wide net.bridge.bridge-nf-call-iptables, so that other
+// bridges of the machine (a VM's, or the switch joining test nodes) are
+// left to their owners.
+func ensurePodBridge(name string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := ip(ctx, "link", "show", name); err != nil {
+		if _, err := ip(ctx, "link", "add", name, "type", "bridge", "nf_call_iptables", "1"); err != nil {
+			return err
+		}
+	} else if _, err := ip(ctx, "link", "set", "dev", name, "type", "bridge", "nf_call_iptables", "1"); err != nil {
+		return err
+	}
+	// The flag acts only with bridge netfilter loaded.
+	if _, err := os.Stat("/proc/sys/net/bridge"); err != nil {
+		if out, err := exec.CommandContext(ctx, "modprobe", "br_netfilter").CombinedOutput(); err != nil {
+			return fmt.Errorf("load br_netfilter: %v: %s", err, strings.TrimSpace(string(out)))
+		}
 	}
 	return nil
 }
