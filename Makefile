@@ -8,7 +8,7 @@ BIN       ?= bin/orca
 LDFLAGS   ?= $(shell hack/ldflags.sh)
 export LDFLAGS
 
-.PHONY: all build images up down killall conformance conformance-smoke test test-unit test-integration fuzz bench bench-extensions bench-scheduler bench-pods bench-proxy bench-dns bench-workloads bench-snapshot bench-failover bench-ha-failover vet clean
+.PHONY: all build images up down killall conformance conformance-smoke test test-unit test-integration fuzz bench bench-extensions bench-scheduler bench-pods bench-proxy bench-dns bench-workloads bench-snapshot bench-failover bench-ha-failover bench-ingress bench-netpol vet clean
 
 all: build
 
@@ -91,6 +91,16 @@ bench-failover:
 ## another server, p50/p99 over 10 kills, next to writes straight to a surviving etcd member in the same run
 bench-ha-failover:
 	ORCA_BENCH_HA_FAILOVER=1 $(GO) test -ldflags "$(LDFLAGS)" -count=1 -timeout 40m -run 'TestWriteFailoverTimes' -v ./test/e2e/ 2>&1 | grep -E 'round|write failover|^(--- |ok|FAIL)'
+
+## bench-ingress: requests per second and latency through a node's ingress next to straight to the pod, and the time
+## from an Ingress change to traffic following it; a one-node cluster of the end-to-end harness (root)
+bench-ingress:
+	ORCA_BENCH_INGRESS=1 $(GO) test -ldflags "$(LDFLAGS)" -count=1 -timeout 20m -run 'TestIngressThroughput' -v ./test/e2e/ 2>&1 | grep -E '^(\||Ingress|--- |ok|FAIL)'
+
+## bench-netpol: network policy rule sync for 1,000 policies over 5,000 pods in a private network namespace,
+## against nft -f of the same rules (root; ARGS='-pods N -policies M')
+bench-netpol:
+	$(GO) run -ldflags "$(LDFLAGS)" ./bench/netpol $(ARGS)
 
 vet:
 	$(GO) vet ./...

@@ -2,6 +2,9 @@ package netpol
 
 import (
 	"cmp"
+	"crypto/sha256"
+	"encoding/base32"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -204,7 +207,6 @@ func (b *builder) rule(d direction, np *networkingv1.NetworkPolicy, index int, p
 	peerMatch := ""
 	var peerPods []*Pod
 	if len(peers) > 0 {
-		set := "peers-" + nftplan.HashAndTruncate(where)
 		var a addrs
 		for j, peer := range peers {
 			pods, err := b.peerPods(np.Namespace, peer)
@@ -220,10 +222,11 @@ func (b *builder) rule(d direction, np *networkingv1.NetworkPolicy, index int, p
 				b.r.Problems = append(b.r.Problems, fmt.Sprintf("%s: peer %d: ipBlock %s is not IPv4; ignored", where, j, peer.IPBlock.CIDR))
 			}
 		}
-		b.r.Sets[set] = &knftables.Set{Name: set, Type: "ipv4_addr", Flags: []knftables.SetFlag{knftables.IntervalFlag}, Comment: knftables.PtrTo(where)}
+		var elems [][]string
 		for _, e := range a.elements() {
-			b.r.Element(&knftables.Element{Set: set, Key: []string{e}})
+			elems = append(elems, []string{e})
 		}
+		set := b.set("peers-", "ipv4_addr", []knftables.SetFlag{knftables.IntervalFlag}, peerIdentity(np.Namespace, peers, nil), elems, where)
 		peerMatch = fmt.Sprintf("ip %s @%s ", d.peerDir, set)
 	} else if d == egress {
 		// A named port with no peers means that port of any pod.
@@ -235,7 +238,8 @@ func (b *builder) rule(d direction, np *networkingv1.NetworkPolicy, index int, p
 		}
 		return
 	}
-	named := ""
+	var named [][]string
+	var names []string
 	for _, port := range ports {
 		proto := v1.ProtocolTCP
 		if port.Protocol != nil {
@@ -257,13 +261,10 @@ func (b *builder) rule(d direction, np *networkingv1.NetworkPolicy, index int, p
 		case port.Port.StrVal != "":
 			// Egress: the name is each peer pod's, so the set holds the
 			// address, protocol and port of each peer that has it.
-			if named == "" {
-				named = "ports-" + nftplan.HashAndTruncate(where)
-				b.r.Sets[named] = &knftables.Set{Name: named, Type: "ipv4_addr . inet_proto . inet_service", Comment: knftables.PtrTo(where + " named ports")}
-			}
+			names = append(names, string(proto)+"/"+port.Port.StrVal)
 			for _, pp := range peerPods {
 				if n, ok := pp.port(port.Port.StrVal, proto); ok {
-					b.r.Element(&knftables.Element{Set: named, Key: []string{pp.IP, strings.ToLower(string(proto)), strconv.Itoa(int(n))}})
+					named = append(named, []string{pp.IP, strings.ToLower(string(proto)), strconv.Itoa(int(n))})
 				}
 			}
 		default:
@@ -276,11 +277,50 @@ func (b *builder) rule(d direction, np *networkingv1.NetworkPolicy, index int, p
 			}
 		}
 	}
-	if named != "" {
+	if len(names) > 0 {
+		set := b.set("ports-", "ipv4_addr . inet_proto . inet_service", nil, peerIdentity(np.Namespace, peers, names), named, where+" named ports")
 		for _, p := range local {
-			b.r.Chain(podChain(d, p), fmt.Sprintf("ip daddr . meta l4proto . th dport @%s return", named))
+			b.r.Chain(podChain(d, p), fmt.Sprintf("ip daddr . meta l4proto . th dport @%s return", set))
 		}
 	}
+}
+
+// peerIdentity says what a set of peers is, whatever it holds now: the
+// policy's namespace (which a pod selector alone reads), the peers as
+// written and, for a set of named ports, the names.
+func peerIdentity(namespace string, peers []networkingv1.NetworkPolicyPeer, names []string) string {
+	b, _ := json.Marshal(struct {
+		Namespace string
+		Peers     []networkingv1.NetworkPolicyPeer
+		Names     []string
+	}{namespace, peers, names})
+	return string(b)
+}
+
+// set is the name of a set of type typ for the peers identity says,
+// holding elems, made on first use. Rules with the same peers (many
+// policies letting in one namespace's pods, say) share one set, which
+// keeps the table small, and with it every nft run, which reads the
+// table whole. The name comes from the identity, not the content, so
+// that a pod coming or going changes elements, not the rules that refer
+// to the set. comment names the first rule that uses it.
+func (b *builder) set(prefix, typ string, flags []knftables.SetFlag, identity string, elems [][]string, comment string) string {
+	h := sha256.Sum256([]byte(typ + "\x00" + identity))
+	name := prefix + strings.ToLower(base32.StdEncoding.EncodeToString(h[:])[:16])
+	if _, ok := b.r.Sets[name]; ok {
+		return name
+	}
+	keys := make([]string, len(elems))
+	for i, e := range elems {
+		keys[i] = strings.Join(e, " . ")
+	}
+	slices.Sort(keys)
+	keys = slices.Compact(keys)
+	b.r.Sets[name] = &knftables.Set{Name: name, Type: typ, Flags: flags, Comment: knftables.PtrTo(comment)}
+	for _, k := range keys {
+		b.r.Element(&knftables.Element{Set: name, Key: strings.Split(k, " . ")})
+	}
+	return name
 }
 
 // peerPods are the pods a peer selects: by pod selector in the policy's
