@@ -195,4 +195,3 @@ func load(url, host string, workers int, d time.Duration) loadResult {
 	out.requests = len(out.latencies)
 	return out
 }
-
