@@ -17,8 +17,12 @@ import (
 	"k8s.io/utils/ptr"
 )
 
+// readyProbe is ready once the container runs. Its timeout is generous:
+// a rollout of ten pods on a 2-core machine keeps runc busy, and an exec
+// then takes more than upstream's default second, which would fail
+// probes of healthy pods.
 func readyProbe() *v1.Probe {
-	return &v1.Probe{ProbeHandler: v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{"true"}}}, PeriodSeconds: 1}
+	return &v1.Probe{ProbeHandler: v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{"true"}}}, PeriodSeconds: 1, TimeoutSeconds: 5}
 }
 
 // A rolling update of ten real replicas with maxSurge 2 and maxUnavailable
