@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
 	"github.com/orca-project/orca/internal/ingress"
 )
@@ -34,8 +35,13 @@ func runIngress(ctx context.Context, o Options, node kubernetes.Interface, reg p
 		log.Error("ingress client", "err", err)
 		return
 	}
+	gw, err := gwclient.NewForConfig(rest.CopyConfig(cfg))
+	if err != nil {
+		log.Error("ingress client", "err", err)
+		return
+	}
 	err = ingress.RunNode(ctx, ingress.NodeOptions{
-		Client: client, Metrics: reg, Log: log,
+		Client: client, Gateway: gw, Metrics: reg, Log: log,
 		Serving: func() { labelIngress(ctx, node, o.NodeName, true, log) },
 	})
 	if err != nil && ctx.Err() == nil {

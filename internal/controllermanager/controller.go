@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/workqueue"
 )
 
@@ -34,6 +35,9 @@ type Controller interface {
 // controller asks it for the informers it needs while being built, and the
 // manager starts them once every controller has been built.
 type Context struct {
+	// REST is the configuration the clients were made from, for a
+	// controller that needs a client of its own kind (the Gateway API's).
+	REST      *rest.Config
 	Client    kubernetes.Interface
 	Metadata  metadata.Interface
 	Dynamic   dynamic.Interface

@@ -1,6 +1,8 @@
 package controllermanager
 
 import (
+	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
+
 	"github.com/orca-project/orca/internal/controller/bootstrapsigner"
 	"github.com/orca-project/orca/internal/controller/clusterroleaggregation"
 	"github.com/orca-project/orca/internal/controller/cronjob"
@@ -67,7 +69,11 @@ func DefaultControllers() []Descriptor {
 			return garbagecollector.New(c.Metadata, c.Dynamic, c.Discovery, c.QueueMetrics, c.Log), nil
 		}},
 		{Name: "ingress-publisher", Workers: 1, New: func(c *Context) (Controller, error) {
-			return ingresspublish.New(c.Client, c.Informers, c.QueueMetrics, c.Log)
+			gw, err := gwclient.NewForConfig(c.REST)
+			if err != nil {
+				return nil, err
+			}
+			return ingresspublish.New(c.Client, gw, c.Informers, c.QueueMetrics, c.Log)
 		}},
 		{Name: "job", Workers: 5, New: func(c *Context) (Controller, error) { return job.New(c.Client, c.Informers, c.QueueMetrics, c.Log) }},
 		{Name: "namespace", Workers: 10, New: func(c *Context) (Controller, error) {

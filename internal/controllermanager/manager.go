@@ -199,7 +199,7 @@ func (m *Manager) runControllers(ctx context.Context) error {
 	factory := informers.NewSharedInformerFactory(m.client, 0)
 	defer factory.Shutdown()
 	cctx := &Context{
-		Client: m.client, Metadata: m.metadata, Dynamic: m.dynamic, Discovery: m.client.Discovery(),
+		REST: m.cfg.REST, Client: m.client, Metadata: m.metadata, Dynamic: m.dynamic, Discovery: m.client.Discovery(),
 		Informers: factory, QueueMetrics: m.queues, Log: m.log,
 	}
 	type built struct {

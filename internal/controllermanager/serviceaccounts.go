@@ -76,6 +76,7 @@ func (c *credentials) contextFor(base Context, controller string) (*Context, err
 		return nil, fmt.Errorf("credentials of %s: %w", controller, err)
 	}
 	out := base
+	out.REST = cfg
 	if out.Client, err = kubernetes.NewForConfig(cfg); err != nil {
 		return nil, err
 	}

@@ -31,8 +31,10 @@ import (
 	networkinglisters "k8s.io/client-go/listers/networking/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
+	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
 	"github.com/orca-project/orca/internal/controller/controllerutil"
+	"github.com/orca-project/orca/internal/ingress/gateway"
 	"github.com/orca-project/orca/internal/ingress/route"
 )
 
@@ -41,6 +43,9 @@ import (
 const (
 	ClassName      = "orca"
 	ControllerName = "orca.io/ingress-controller"
+	// GatewayControllerName is the controllerName of Orca's
+	// GatewayClass, also named ClassName.
+	GatewayControllerName = "orca.io/gateway-controller"
 )
 
 // The ingress is published as a LoadBalancer Service, ServiceNamespace/
@@ -66,7 +71,11 @@ type Config struct {
 	Class string
 	// Set receives every new routing table.
 	Set func(*route.Table)
-	Log *slog.Logger
+	// Gateway, when set, reads the Gateway API's objects (once the API
+	// is served), and SetGateways receives every new table of theirs.
+	Gateway     gwclient.Interface
+	SetGateways func(*gateway.Table)
+	Log         *slog.Logger
 }
 
 // Controller keeps the routing table and the status current.
@@ -80,6 +89,7 @@ type Controller struct {
 	slices    discoverylisters.EndpointSliceLister
 	secrets   corelisters.SecretLister
 	queue     workqueue.TypedRateLimitingInterface[string]
+	gw        *GatewayAPI
 	log       *slog.Logger
 	// problems are the last build's, logged only when they change.
 	problems []route.Problem
@@ -122,6 +132,9 @@ func New(cfg Config) (*Controller, error) {
 		}
 		c.synced = append(c.synced, inf.HasSynced)
 	}
+	if cfg.Gateway != nil {
+		c.gw = NewGatewayAPI(cfg.Gateway, all, func() { c.queue.Add(syncKey) })
+	}
 	return c, nil
 }
 
@@ -139,6 +152,13 @@ func (c *Controller) Run(ctx context.Context) error {
 	// A first table even for a cluster without any object the handlers
 	// would have reported.
 	c.queue.Add(syncKey)
+	if c.gw != nil {
+		go func() {
+			if err := c.gw.Run(ctx); err != nil {
+				c.log.Error("gateway API", "err", err)
+			}
+		}()
+	}
 	go wait.UntilWithContext(ctx, func(ctx context.Context) {
 		controllerutil.ProcessQueue(ctx, c.queue, func(ctx context.Context, _ string) error { return c.sync(ctx) }, c.log, "key")
 	}, time.Second)
@@ -156,6 +176,13 @@ func (c *Controller) sync(context.Context) error {
 	}
 	table, problems := route.Build(in)
 	c.cfg.Set(table)
+	if gl := c.gw.Listers(); gl != nil && c.cfg.SetGateways != nil {
+		gin, err := GatherGateways(gl, &in)
+		if err != nil {
+			return err
+		}
+		c.cfg.SetGateways(gateway.Build(gin).Table)
+	}
 	if !slices.Equal(problems, c.problems) {
 		for _, p := range problems {
 			c.log.Warn("ingress not routed as written", "ingress", p.Ingress.String(), "problem", p.Message)

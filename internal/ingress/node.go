@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/kubernetes"
+	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
 	"github.com/orca-project/orca/internal/ingress/proxy"
 	"github.com/orca-project/orca/internal/ingress/route"
@@ -18,8 +19,10 @@ import (
 // NodeOptions configure the ingress of one node.
 type NodeOptions struct {
 	// Client reads as the ingress controller's identity
-	// (system:orca:ingress).
-	Client kubernetes.Interface
+	// (system:orca:ingress); Gateway, when set, reads the Gateway API's
+	// objects as the same.
+	Client  kubernetes.Interface
+	Gateway gwclient.Interface
 	// Address is where the ports are bound: all of the node's addresses
 	// when empty.
 	Address string
@@ -52,7 +55,7 @@ func RunNode(ctx context.Context, o NodeOptions) error {
 		h.Set(t)
 		once.Do(func() { close(first) })
 	}
-	c, err := New(Config{Client: o.Client, Set: set, Log: log})
+	c, err := New(Config{Client: o.Client, Set: set, Gateway: o.Gateway, SetGateways: h.SetGateways, Log: log})
 	if err != nil {
 		return err
 	}

@@ -96,6 +96,8 @@ type Options struct {
 	// DisableScheduler keeps the scheduler out of this process (run
 	// `orca scheduler` elsewhere instead).
 	DisableScheduler bool
+	// DisableGatewayAPI installs no Gateway API CRDs and no GatewayClass.
+	DisableGatewayAPI bool
 	// AuditPolicyFile is an audit.k8s.io/v1 Policy; without it nothing is
 	// audited, as upstream.
 	AuditPolicyFile string
@@ -510,6 +512,9 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 		cancel()
 		_ = inst.Wait()
 		return nil, err
+	}
+	if !opts.DisableGatewayAPI {
+		g.Go(func() error { return ensureGatewayAPI(gctx, opts, tlsDir, ca, port) })
 	}
 	join, created, err := setupJoin(ctx, opts, tlsDir, ca, port)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 )
 
 // TestIngressPublished: the server creates the default IngressClass orca
@@ -42,18 +43,7 @@ func TestIngressPublished(t *testing.T) {
 
 	// A node whose agent serves the ingress (it sets the label) is the
 	// endpoint, at its InternalIP.
-	node, err := client.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "ingress-node",
-		Labels: map[string]string{"node.orca.io/ingress": "true"}}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = client.CoreV1().Nodes().Delete(ctx, "ingress-node", metav1.DeleteOptions{}) })
-	now := metav1.Now()
-	node.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "192.0.2.77"}}
-	node.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady", LastHeartbeatTime: now, LastTransitionTime: now}}
-	if _, err := client.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	ingressNode(t, "ingress-node", "192.0.2.77")
 	eventually(t, 30*time.Second, func() error {
 		sl, err := client.DiscoveryV1().EndpointSlices("kube-system").List(ctx, metav1.ListOptions{LabelSelector: "kubernetes.io/service-name=orca-ingress"})
 		if err != nil {
@@ -142,4 +132,31 @@ func TestIngressIdentity(t *testing.T) {
 	forbidden(t, "ingress lists pods", err, `User "system:orca:ingress" cannot list resource "pods"`)
 	_, err = ing.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x"}}, metav1.CreateOptions{})
 	forbidden(t, "ingress creates a config map", err, `cannot create resource "configmaps"`)
+}
+
+// ingressNode registers a Ready node with an InternalIP whose agent, by
+// its label, serves the ingress, and deletes it after the test.
+func ingressNode(t *testing.T, name, ip string) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := client.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name,
+		Labels: map[string]string{"node.orca.io/ingress": "true"}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = client.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	// The node IPAM controller writes the node at the same moment.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		node, err := client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		now := metav1.Now()
+		node.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: ip}}
+		node.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady", LastHeartbeatTime: now, LastTransitionTime: now}}
+		_, err = client.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }

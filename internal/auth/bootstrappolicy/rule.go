@@ -46,6 +46,7 @@ const (
 	resourceGroup       = "resource.k8s.io"
 	storageGroup        = "storage.k8s.io"
 	migrationGroup      = "storagemigration.k8s.io"
+	gatewayGroup        = "gateway.networking.k8s.io"
 )
 
 // ruleBuilder writes a PolicyRule the way upstream's policy reads:

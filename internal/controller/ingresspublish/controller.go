@@ -1,6 +1,7 @@
 package ingresspublish
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -28,6 +29,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
+	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
 	"github.com/orca-project/orca/internal/controller/controllerutil"
 	"github.com/orca-project/orca/internal/ingress"
@@ -48,17 +50,22 @@ type Controller struct {
 	tlsSecret informers.SharedInformerFactory
 	synced    []cache.InformerSynced
 	queue     workqueue.TypedRateLimitingInterface[string]
-	bc        record.EventBroadcaster
-	rec       record.EventRecorder
-	log       *slog.Logger
+	// gw follows the Gateway API once it is served, gwClient writes its
+	// status; both nil without the Gateway API.
+	gw       *ingress.GatewayAPI
+	gwClient gwclient.Interface
+	bc       record.EventBroadcaster
+	rec      record.EventRecorder
+	log      *slog.Logger
 	// reported are the problems last reported per Ingress, so that a
 	// lasting one is one event, not one per sync.
 	reported map[types.NamespacedName][]string
 }
 
 // New builds the controller on the manager's shared informers, and an
-// informer of its own on the TLS Secrets alone.
-func New(client kubernetes.Interface, factory informers.SharedInformerFactory, metrics workqueue.MetricsProvider, log *slog.Logger) (*Controller, error) {
+// informer of its own on the TLS Secrets alone; gw, when not nil, also
+// writes the Gateway API's status.
+func New(client kubernetes.Interface, gw gwclient.Interface, factory informers.SharedInformerFactory, metrics workqueue.MetricsProvider, log *slog.Logger) (*Controller, error) {
 	tls := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 		o.FieldSelector = fields.OneTermEqualSelector("type", string(v1.SecretTypeTLS)).String()
 	}))
@@ -116,6 +123,10 @@ func New(client kubernetes.Interface, factory informers.SharedInformerFactory, m
 		}
 		c.synced = append(c.synced, h.inf.HasSynced)
 	}
+	if gw != nil {
+		c.gwClient = gw
+		c.gw = ingress.NewGatewayAPI(gw, factory, func() { c.queue.Add(syncKey) })
+	}
 	return c, nil
 }
 
@@ -134,6 +145,13 @@ func (c *Controller) Run(ctx context.Context, _ int) error {
 		return fmt.Errorf("ingress-publisher: caches did not sync")
 	}
 	c.queue.Add(syncKey)
+	if c.gw != nil {
+		go func() {
+			if err := c.gw.Run(ctx); err != nil {
+				c.log.Error("gateway API", "err", err)
+			}
+		}()
+	}
 	go wait.UntilWithContext(ctx, func(ctx context.Context) {
 		controllerutil.ProcessQueue(ctx, c.queue, func(ctx context.Context, _ string) error { return c.sync(ctx) }, c.log, "key")
 	}, time.Second)
@@ -156,7 +174,15 @@ func (c *Controller) sync(ctx context.Context) error {
 	}
 	_, problems := route.Build(in)
 	c.report(in, problems)
-	if err := c.writeStatus(ctx, in, Status(svc)); err != nil {
+	st := Status(svc)
+	if err := c.writeStatus(ctx, in, st); err != nil {
+		errs = append(errs, err)
+	}
+	var addrs []string
+	for _, a := range st.Ingress {
+		addrs = append(addrs, cmp.Or(a.IP, a.Hostname))
+	}
+	if err := c.syncGateways(ctx, &in, addrs); err != nil {
 		errs = append(errs, err)
 	}
 	return utilerrors.NewAggregate(errs)

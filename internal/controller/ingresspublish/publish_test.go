@@ -117,7 +117,7 @@ func TestController(t *testing.T) {
 		ing("mine", &class, "missing"), ing("theirs", &other, "web"),
 	)
 	f := informers.NewSharedInformerFactory(client, 0)
-	c, err := New(client, f, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	c, err := New(client, nil, f, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

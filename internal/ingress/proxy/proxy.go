@@ -16,20 +16,26 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/orca-project/orca/internal/ingress/gateway"
 	"github.com/orca-project/orca/internal/ingress/route"
 )
 
-// Handler routes requests by the table it holds.
+// Handler routes requests by the tables it holds: the Gateway API's,
+// then the Ingresses'.
 type Handler struct {
-	table atomic.Pointer[route.Table]
-	proxy *httputil.ReverseProxy
-	log   *slog.Logger
+	table    atomic.Pointer[route.Table]
+	gateways atomic.Pointer[gateway.Table]
+	proxy    *httputil.ReverseProxy
+	log      *slog.Logger
 	// random draws in [0, 1), for canary weights and endpoint choice.
 	random func() float64
 	// requests and latency are nil until Register.
@@ -64,9 +70,10 @@ func New(log *slog.Logger) *Handler {
 	h := &Handler{log: log, random: rand.Float64}
 	h.table.Store(&route.Table{})
 	h.proxy = &httputil.ReverseProxy{
-		Rewrite:      rewrite,
-		Transport:    newTransport(),
-		ErrorHandler: h.proxyError,
+		Rewrite:        rewrite,
+		ModifyResponse: modifyResponse,
+		Transport:      newTransport(),
+		ErrorHandler:   h.proxyError,
 		// Streams (server-sent events, long polls) reach the client as
 		// they are written.
 		FlushInterval: -1,
@@ -75,8 +82,11 @@ func New(log *slog.Logger) *Handler {
 	return h
 }
 
-// Set makes t the routing of the next requests.
+// Set makes t the Ingress routing of the next requests.
 func (h *Handler) Set(t *route.Table) { h.table.Store(t) }
+
+// SetGateways makes t the Gateway API routing of the next requests.
+func (h *Handler) SetGateways(t *gateway.Table) { h.gateways.Store(t) }
 
 // Table is the routing in use.
 func (h *Handler) Table() *route.Table { return h.table.Load() }
@@ -100,7 +110,15 @@ type ctxKey int
 const (
 	targetKey ctxKey = iota
 	portKey
+	planKey
 )
+
+// plan is what a Gateway API rule changes in a request it proxies and in
+// the answer.
+type plan struct {
+	host, path                      string
+	requestHeaders, responseHeaders []*gwv1.HTTPHeaderFilter
+}
 
 // ServeHTTP routes one request.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -148,6 +166,13 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 	if hh, _, err := net.SplitHostPort(host); err == nil {
 		host = hh
 	}
+	port := localPort(r)
+	if gw := h.gateways.Load(); gw.Serves(port) {
+		if rule, m, ok := gw.Route(port, host, r); ok {
+			h.serveGateway(w, r, rule, m, port)
+			return
+		}
+	}
 	m, ok := h.table.Load().Route(host, r.URL.Path)
 	if !ok {
 		http.Error(w, "404 page not found", http.StatusNotFound)
@@ -158,18 +183,78 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "503 Service Unavailable: no ready endpoint for "+b.Service.String()+":"+b.Port, http.StatusServiceUnavailable)
 		return
 	}
-	ep := b.Endpoints[int(h.random()*float64(len(b.Endpoints)))%len(b.Endpoints)]
+	h.forward(w, r, b.Endpoints, port, nil)
+}
+
+// forward proxies r to one of endpoints, at random, with p's changes.
+func (h *Handler) forward(w http.ResponseWriter, r *http.Request, endpoints []string, port int32, p *plan) {
+	ep := endpoints[int(h.random()*float64(len(endpoints)))%len(endpoints)]
 	ctx := context.WithValue(r.Context(), targetKey, ep)
-	if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
-		if _, port, err := net.SplitHostPort(la.String()); err == nil {
-			ctx = context.WithValue(ctx, portKey, port)
-		}
+	if port != 0 {
+		ctx = context.WithValue(ctx, portKey, strconv.Itoa(int(port)))
+	}
+	if p != nil {
+		ctx = context.WithValue(ctx, planKey, p)
 	}
 	h.proxy.ServeHTTP(w, r.WithContext(ctx))
 }
 
+// localPort is the port the request came in on, 0 when unknown.
+func localPort(r *http.Request) int32 {
+	if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+		if _, port, err := net.SplitHostPort(la.String()); err == nil {
+			n, _ := strconv.Atoi(port)
+			return int32(n)
+		}
+	}
+	return 0
+}
+
+// serveGateway answers a request an HTTPRoute rule matched: a redirect,
+// a 500 for a rule that cannot be served (or a backend that is not
+// valid), or the request proxied to a backend picked by weight with the
+// rule's and the backend's filters.
+func (h *Handler) serveGateway(w http.ResponseWriter, r *http.Request, rule *gateway.Rule, m *gateway.Match, port int32) {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	if f := rule.Redirect; f != nil {
+		w.Header().Set("Location", gateway.RedirectLocation(f, r, m, scheme, port))
+		w.WriteHeader(gateway.RedirectCode(f))
+		return
+	}
+	if rule.Fail {
+		http.Error(w, "500 Internal Server Error: the route's rule cannot be served", http.StatusInternalServerError)
+		return
+	}
+	b := rule.Pick(h.random())
+	if b == nil || b.Invalid {
+		http.Error(w, "500 Internal Server Error: no valid backend", http.StatusInternalServerError)
+		return
+	}
+	if len(b.Endpoints) == 0 {
+		http.Error(w, "503 Service Unavailable: no ready endpoint for "+b.Service.String()+":"+b.Port, http.StatusServiceUnavailable)
+		return
+	}
+	p := &plan{
+		requestHeaders:  append(slices.Clone(rule.RequestHeaders), b.RequestHeaders...),
+		responseHeaders: append(slices.Clone(rule.ResponseHeaders), b.ResponseHeaders...),
+	}
+	if rw := rule.Rewrite; rw != nil {
+		if rw.Hostname != nil {
+			p.host = string(*rw.Hostname)
+		}
+		if rw.Path != nil {
+			p.path = gateway.ModifyPath(rw.Path, r.URL.Path, m)
+		}
+	}
+	h.forward(w, r, b.Endpoints, port, p)
+}
+
 // rewrite sends the request to the chosen endpoint with the client's
-// Host and the X-Forwarded-* headers backends expect behind an ingress.
+// Host and the X-Forwarded-* headers backends expect behind an ingress,
+// then applies a Gateway API rule's changes.
 func rewrite(pr *httputil.ProxyRequest) {
 	ep, _ := pr.In.Context().Value(targetKey).(string)
 	pr.SetURL(&url.URL{Scheme: "http", Host: ep})
@@ -181,6 +266,29 @@ func rewrite(pr *httputil.ProxyRequest) {
 	if ip, _, err := net.SplitHostPort(pr.In.RemoteAddr); err == nil {
 		pr.Out.Header.Set("X-Real-Ip", ip)
 	}
+	p, _ := pr.In.Context().Value(planKey).(*plan)
+	if p == nil {
+		return
+	}
+	if p.host != "" {
+		pr.Out.Host = p.host
+	}
+	if p.path != "" {
+		pr.Out.URL.Path, pr.Out.URL.RawPath = p.path, ""
+	}
+	for _, f := range p.requestHeaders {
+		gateway.ApplyHeaders(pr.Out.Header, f)
+	}
+}
+
+// modifyResponse applies a Gateway API rule's response header filters.
+func modifyResponse(resp *http.Response) error {
+	if p, _ := resp.Request.Context().Value(planKey).(*plan); p != nil {
+		for _, f := range p.responseHeaders {
+			gateway.ApplyHeaders(resp.Header, f)
+		}
+	}
+	return nil
 }
 
 // proxyError answers a request the endpoint did not: 502 when it could
@@ -207,7 +315,10 @@ func (h *Handler) TLSConfig() *tls.Config {
 		MinVersion: tls.VersionTLS12,
 		NextProtos: []string{"h2", "http/1.1"},
 		GetCertificate: func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
-			c, ok := h.table.Load().Certificate(hello.ServerName)
+			c, ok := h.gateways.Load().Certificate(hello.ServerName)
+			if !ok {
+				c, ok = h.table.Load().Certificate(hello.ServerName)
+			}
 			if !ok {
 				return nil, errors.New("no certificate for " + strconv.Quote(hello.ServerName))
 			}

@@ -132,3 +132,12 @@ func ready(e discoveryv1.Endpoint) bool {
 		(c.Ready == nil || *c.Ready) &&
 		(c.Terminating == nil || !*c.Terminating)
 }
+
+// ServiceBackend resolves a Service port, by number, of namespace/name to
+// its ready endpoints, as for an Ingress backend; the Gateway API's
+// backendRefs name ports this way. problem is empty unless the Service
+// or its port is missing.
+func ServiceBackend(services map[types.NamespacedName]*corev1.Service, endpoints map[types.NamespacedName][]*discoveryv1.EndpointSlice, namespace, name string, port int32) (Backend, string) {
+	in := &Input{Services: services, Endpoints: endpoints}
+	return resolveService(in, namespace, &networkingv1.IngressServiceBackend{Name: name, Port: networkingv1.ServiceBackendPort{Number: port}})
+}

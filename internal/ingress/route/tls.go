@@ -119,3 +119,7 @@ func loadCert(s *corev1.Secret, key types.NamespacedName) (*TLSCert, error) {
 	// Copies, so that the table shares nothing with the informer's cache.
 	return &TLSCert{Secret: key, CertPEM: bytes.Clone(crt), KeyPEM: bytes.Clone(k), Certificate: &pair}, nil
 }
+
+// LoadCert parses the TLS Secret s (nil when missing) named key, for a
+// caller other than Build (the Gateway API's listeners).
+func LoadCert(s *corev1.Secret, key types.NamespacedName) (*TLSCert, error) { return loadCert(s, key) }
