@@ -8,7 +8,7 @@ BIN       ?= bin/orca
 LDFLAGS   ?= $(shell hack/ldflags.sh)
 export LDFLAGS
 
-.PHONY: all build images up down killall conformance conformance-smoke test test-unit test-integration fuzz bench bench-extensions bench-scheduler bench-pods bench-proxy bench-dns bench-workloads bench-snapshot bench-failover bench-ha-failover bench-ingress bench-netpol vet clean
+.PHONY: all build images up down killall conformance conformance-smoke gateway-conformance test test-unit test-integration fuzz bench bench-extensions bench-scheduler bench-pods bench-proxy bench-dns bench-workloads bench-snapshot bench-failover bench-ha-failover bench-ingress bench-netpol vet clean
 
 all: build
 
@@ -40,6 +40,11 @@ conformance: build
 ## conformance-smoke: the conformance specs named in test/conformance/smoke.txt
 conformance-smoke: build
 	FOCUS_FILE=test/conformance/smoke.txt hack/conformance.sh
+
+## gateway-conformance: the Gateway API's conformance suite (GATEWAY-HTTP) on a fresh one-node cluster (root;
+## RUN_TEST=NAME for one test); report in _output/gateway-conformance
+gateway-conformance: build
+	RUN_TEST='$(RUN_TEST)' hack/gateway-conformance.sh
 
 ## test: the whole test suite, as CI runs it
 test:

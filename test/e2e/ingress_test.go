@@ -505,3 +505,9 @@ func TestRecipeIngressCanary(t *testing.T) {
 		return nil
 	})
 }
+
+// decodeJSON reads resp's body as JSON into v and closes it.
+func decodeJSON(resp *http.Response, v any) error {
+	defer resp.Body.Close()
+	return json.NewDecoder(resp.Body).Decode(v)
+}
