@@ -18,6 +18,7 @@ echo "== unit and integration tests"
 $GO test -ldflags "$LDFLAGS" -timeout 40m ./...
 echo "== conformance harness (its own module; the suite itself runs in make conformance)"
 (cd test/conformance && $GO vet ./summary/... && $GO test ./summary/...)
+(cd test/gateway-conformance && $GO vet ./dns-standin/ && $GO test ./dns-standin/)
 echo "== fuzz (short)"
 # A count of inputs, not a duration: Go 1.26 can end a timed fuzzing run
 # with a spurious "context deadline exceeded" (golang/go#75804).

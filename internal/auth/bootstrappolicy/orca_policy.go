@@ -132,7 +132,7 @@ func orcaClusterRoles() []rbacv1.ClusterRole {
 			eventsRule(),
 		),
 		controllerRole(IngressPublisherController,
-			rule("get", "list", "watch", "create", "update").groups(legacyGroup).resources("services").build(),
+			rule("get", "list", "watch", "create", "update", "delete").groups(legacyGroup).resources("services").build(),
 			rule("list", "watch").groups(legacyGroup).resources("nodes", "secrets").build(),
 			rule("get", "list", "watch", "create", "update", "delete").groups(discoveryGroup).resources("endpointslices").build(),
 			rule("list", "watch").groups(networkingGroup).resources("ingresses", "ingressclasses").build(),

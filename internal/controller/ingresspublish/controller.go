@@ -99,15 +99,15 @@ func New(client kubernetes.Interface, gw gwclient.Interface, factory informers.S
 		},
 		DeleteFunc: func(any) { c.queue.Add(syncKey) },
 	}
-	// Of the slices, only the Service's own matter: problems do not
-	// depend on endpoints.
+	// Of the slices, only the controller's own matter (to mend them):
+	// problems do not depend on endpoints.
 	sliceKick := cache.FilteringResourceEventHandler{
 		FilterFunc: func(obj any) bool {
 			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 				obj = d.Obj
 			}
 			s, ok := obj.(*discoveryv1.EndpointSlice)
-			return ok && s.Namespace == ingress.ServiceNamespace && s.Labels[discoveryv1.LabelServiceName] == ingress.ServiceName
+			return ok && s.Labels[discoveryv1.LabelManagedBy] == ManagedBy
 		},
 		Handler: kick,
 	}
@@ -164,8 +164,16 @@ func (c *Controller) sync(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	nodes, err := c.nodes.List(labels.Everything())
+	if err != nil {
+		return err
+	}
+	eps := Endpoints(nodes)
 	var errs []error
-	if err := c.syncSlices(ctx, svc); err != nil {
+	if err := c.syncSlices(ctx, svc, eps); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.syncGatewayServices(ctx, eps); err != nil {
 		errs = append(errs, err)
 	}
 	in, err := ingress.Gather(ingress.ClassName, c.listers)
@@ -209,42 +217,49 @@ func (c *Controller) ensureService(ctx context.Context) (*v1.Service, error) {
 	return svc, nil
 }
 
-// syncSlices makes the Service's slices those Slices says.
-func (c *Controller) syncSlices(ctx context.Context, svc *v1.Service) error {
-	nodes, err := c.nodes.List(labels.Everything())
-	if err != nil {
-		return err
-	}
+// syncSlices makes the Service's slices those Slices says for eps.
+func (c *Controller) syncSlices(ctx context.Context, svc *v1.Service, eps []discoveryv1.Endpoint) error {
 	have, err := c.slices.EndpointSlices(svc.Namespace).List(labels.SelectorFromSet(labels.Set{
 		discoveryv1.LabelServiceName: svc.Name, discoveryv1.LabelManagedBy: ManagedBy}))
 	if err != nil {
 		return err
 	}
-	byName := map[string]*discoveryv1.EndpointSlice{}
+	stale := map[string]bool{}
 	for _, s := range have {
-		byName[s.Name] = s
+		stale[s.Name] = true
 	}
-	api := c.client.DiscoveryV1().EndpointSlices(svc.Namespace)
-	for _, want := range Slices(svc, Endpoints(nodes)) {
-		cur, ok := byName[want.Name]
-		delete(byName, want.Name)
-		switch {
-		case !ok:
-			if _, err := api.Create(ctx, want, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-				return fmt.Errorf("create endpoint slice %s: %w", want.Name, err)
-			}
-		case !sameSlice(cur, want):
-			next := cur.DeepCopy()
-			next.Labels, next.OwnerReferences = want.Labels, want.OwnerReferences
-			next.AddressType, next.Endpoints, next.Ports = want.AddressType, want.Endpoints, want.Ports
-			if _, err := api.Update(ctx, next, metav1.UpdateOptions{}); err != nil {
-				return fmt.Errorf("update endpoint slice %s: %w", want.Name, err)
-			}
+	for _, want := range Slices(svc, eps) {
+		delete(stale, want.Name)
+		if err := c.syncSlice(ctx, want); err != nil {
+			return err
 		}
 	}
-	for name := range byName {
+	api := c.client.DiscoveryV1().EndpointSlices(svc.Namespace)
+	for name := range stale {
 		if err := api.Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("delete endpoint slice %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// syncSlice creates want, or brings the slice of its name back to it.
+func (c *Controller) syncSlice(ctx context.Context, want *discoveryv1.EndpointSlice) error {
+	api := c.client.DiscoveryV1().EndpointSlices(want.Namespace)
+	cur, err := c.slices.EndpointSlices(want.Namespace).Get(want.Name)
+	switch {
+	case apierrors.IsNotFound(err):
+		if _, err := api.Create(ctx, want, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create endpoint slice %s/%s: %w", want.Namespace, want.Name, err)
+		}
+	case err != nil:
+		return err
+	case !sameSlice(cur, want):
+		next := cur.DeepCopy()
+		next.Labels, next.OwnerReferences = want.Labels, want.OwnerReferences
+		next.AddressType, next.Endpoints, next.Ports = want.AddressType, want.Endpoints, want.Ports
+		if _, err := api.Update(ctx, next, metav1.UpdateOptions{}); err != nil {
+			return fmt.Errorf("update endpoint slice %s/%s: %w", want.Namespace, want.Name, err)
 		}
 	}
 	return nil

@@ -15,8 +15,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/utils/ptr"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/orca-project/orca/internal/ingress"
+	"github.com/orca-project/orca/internal/ingress/gateway"
 	"github.com/orca-project/orca/internal/testutil"
 )
 
@@ -192,5 +195,44 @@ func TestController(t *testing.T) {
 	time.Sleep(200 * time.Millisecond)
 	if w := warnings(); len(w) != 1 || w[0] != `Routing: host "mine.example", path "/": service default/missing not found` {
 		t.Errorf("warnings %q", w)
+	}
+}
+
+func TestGatewayService(t *testing.T) {
+	gw := &gwv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: "infra", Name: "web", UID: "u1"},
+		Spec: gwv1.GatewaySpec{GatewayClassName: "orca", Listeners: []gwv1.Listener{
+			{Name: "tls", Protocol: gwv1.HTTPSProtocolType, Port: 443},
+			{Name: "a", Protocol: gwv1.HTTPProtocolType, Port: 80},
+			{Name: "b", Protocol: gwv1.HTTPProtocolType, Port: 80, Hostname: ptr.To(gwv1.Hostname("b.example"))},
+			{Name: "odd", Protocol: gwv1.HTTPProtocolType, Port: 8080},
+		}}}
+	svc := GatewayService(gw)
+	if svc.Name != "orca-gateway-web" || svc.Namespace != "infra" || svc.Labels[gateway.NameLabel] != "web" {
+		t.Errorf("service %s/%s labels %v", svc.Namespace, svc.Name, svc.Labels)
+	}
+	var ports []string
+	for _, p := range svc.Spec.Ports {
+		ports = append(ports, fmt.Sprintf("%s:%d->%s", p.Name, p.Port, p.TargetPort.String()))
+	}
+	if !slices.Equal(ports, []string{"http:80->80", "https:443->443"}) {
+		t.Errorf("ports %v", ports)
+	}
+	// The node the client is on serves it, so the address dialled is seen.
+	if svc.Spec.Type != v1.ServiceTypeClusterIP || *svc.Spec.InternalTrafficPolicy != v1.ServiceInternalTrafficPolicyLocal {
+		t.Errorf("type %s, internal traffic policy %v", svc.Spec.Type, *svc.Spec.InternalTrafficPolicy)
+	}
+	if o := svc.OwnerReferences; len(o) != 1 || o[0].Kind != "Gateway" || o[0].UID != "u1" || o[0].APIVersion != "gateway.networking.k8s.io/v1" {
+		t.Errorf("owner %v", o)
+	}
+	svc.UID = "s1"
+	sl := GatewaySlice(svc, Endpoints([]*v1.Node{node("a", "10.0.0.1", true, true), node("b", "10.0.0.2", false, true)}))
+	if sl.Name != svc.Name || sl.Labels[discoveryv1.LabelServiceName] != svc.Name || len(sl.Endpoints) != 1 || len(sl.Ports) != 2 ||
+		*sl.Ports[1].Port != 443 || sl.OwnerReferences[0].UID != "s1" {
+		t.Errorf("slice %+v", sl)
+	}
+	// No listener on an ingress port: no Service.
+	gw.Spec.Listeners = gw.Spec.Listeners[3:]
+	if GatewayService(gw) != nil {
+		t.Error("a Service for a Gateway without an ingress port")
 	}
 }

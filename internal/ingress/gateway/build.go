@@ -77,7 +77,7 @@ var SupportedFeatures = []gwv1.FeatureName{
 // the same result.
 func Build(in Input) Result {
 	b := &builder{in: &in, res: Result{
-		Table:    &Table{ports: map[int32]*portRoutes{}, certs: map[string]*route.TLSCert{}},
+		Table:    newTable(),
 		Classes:  map[string]gwv1.GatewayClassStatus{},
 		Gateways: map[types.NamespacedName]gwv1.GatewayStatus{},
 		Routes:   map[types.NamespacedName][]gwv1.RouteParentStatus{},
@@ -98,18 +98,16 @@ func Build(in Input) Result {
 	for _, gs := range b.gatewayOrder {
 		b.res.Gateways[gs.key] = gs.status()
 	}
-	for _, pr := range b.res.Table.ports {
-		for _, hr := range pr.exact {
-			hr.sortEntries()
+	b.res.Table.sort()
+	for _, gs := range b.gatewayOrder {
+		if gs.own == nil {
+			continue
 		}
-		for _, hr := range pr.wild {
-			hr.sortEntries()
-		}
-		slices.SortFunc(pr.wild, func(a, c *hostRoutes) int {
-			return cmp.Or(cmp.Compare(len(c.pattern), len(a.pattern)), strings.Compare(a.pattern, c.pattern))
-		})
-		if pr.any != nil {
-			pr.any.sortEntries()
+		gs.own.sort()
+		for _, a := range gs.ownAddrs {
+			if _, taken := b.res.Table.own[a]; !taken {
+				b.res.Table.own[a] = gs.own
+			}
 		}
 	}
 	return b.res
@@ -185,6 +183,10 @@ type gatewayState struct {
 	listeners  []*listenerState
 	conditions []metav1.Condition
 	addresses  []gwv1.GatewayStatusAddress
+	// ownAddrs are the addresses of the Gateway's own Service, where own
+	// (nil without them) routes its routes alone.
+	ownAddrs []string
+	own      *Table
 }
 
 // listenerState is one listener: whether it can serve, and its status.
@@ -205,7 +207,14 @@ type listenerState struct {
 func (ls *listenerState) serves() bool {
 	hasCert := ls.cert != nil
 	isHTTPS := ls.l.Protocol == gwv1.HTTPSProtocolType
-	return ls.accepted.Status == metav1.ConditionTrue && ls.conflicted.Status == metav1.ConditionFalse && hasCert == isHTTPS &&
+	return ls.takesRoutes() && hasCert == isHTTPS
+}
+
+// takesRoutes says whether HTTPRoutes attach to the listener. A listener
+// whose certificate cannot be resolved still counts its routes, as the
+// specification asks, though it serves none of them.
+func (ls *listenerState) takesRoutes() bool {
+	return ls.accepted.Status == metav1.ConditionTrue && ls.conflicted.Status == metav1.ConditionFalse &&
 		slices.ContainsFunc(ls.kinds, func(k gwv1.RouteGroupKind) bool { return k.Kind == kindHTTPRoute })
 }
 
@@ -215,7 +224,11 @@ func (b *builder) gateway(gw *gwv1.Gateway) {
 	b.gateways[key] = gs
 	b.gatewayOrder = append(b.gatewayOrder, gs)
 	gen := gw.Generation
-	for _, a := range b.in.Addresses {
+	gs.ownAddrs = OwnAddresses(b.in.Services[types.NamespacedName{Namespace: gw.Namespace, Name: ServiceName(gw.Name)}], gw.Name, b.in.Addresses)
+	if len(gs.ownAddrs) > 0 {
+		gs.own = newTable()
+	}
+	for _, a := range append(slices.Clone(gs.ownAddrs), b.in.Addresses...) {
 		t := gwv1.IPAddressType
 		if _, err := netip.ParseAddr(a); err != nil {
 			t = gwv1.HostnameAddressType
@@ -237,8 +250,8 @@ func (b *builder) gateway(gw *gwv1.Gateway) {
 	switch {
 	case gw.Spec.Infrastructure != nil && gw.Spec.Infrastructure.ParametersRef != nil:
 		accepted = condition(string(gwv1.GatewayConditionAccepted), false, string(gwv1.GatewayReasonInvalidParameters), "Orca's Gateways take no infrastructure parameters", gen)
-	case len(gw.Spec.Addresses) > 0 && !b.hasAddresses(gw.Spec.Addresses):
-		accepted = condition(string(gwv1.GatewayConditionAccepted), false, string(gwv1.GatewayReasonUnsupportedAddress), "Orca's Gateways are served on the addresses of the kube-system/orca-ingress Service", gen)
+	case len(gw.Spec.Addresses) > 0 && !gs.hasAddresses(gw.Spec.Addresses):
+		accepted = condition(string(gwv1.GatewayConditionAccepted), false, string(gwv1.GatewayReasonUnsupportedAddress), "Orca's Gateways are served on the addresses of their own Service and of the kube-system/orca-ingress Service", gen)
 	case valid == 0 && len(gs.listeners) > 0:
 		accepted = condition(string(gwv1.GatewayConditionAccepted), false, string(gwv1.GatewayReasonListenersNotValid), "No listener is valid", gen)
 	case valid < len(gs.listeners):
@@ -261,14 +274,17 @@ func (b *builder) gateway(gw *gwv1.Gateway) {
 			ls.programmed = condition(string(gwv1.ListenerConditionProgrammed), false, string(gwv1.ListenerReasonPending), "No address yet", gen)
 		}
 		if accepted.Status == metav1.ConditionTrue && ls.serves() && ls.cert != nil {
-			b.claimCert(ls)
+			claimCert(b.res.Table, ls)
+			if gs.own != nil {
+				claimCert(gs.own, ls)
+			}
 		}
 	}
 }
 
-func (b *builder) hasAddresses(want []gwv1.GatewaySpecAddress) bool {
+func (gs *gatewayState) hasAddresses(want []gwv1.GatewaySpecAddress) bool {
 	for _, a := range want {
-		if !slices.Contains(b.in.Addresses, a.Value) {
+		if !slices.ContainsFunc(gs.addresses, func(have gwv1.GatewayStatusAddress) bool { return have.Value == a.Value }) {
 			return false
 		}
 	}
@@ -277,9 +293,9 @@ func (b *builder) hasAddresses(want []gwv1.GatewaySpecAddress) bool {
 
 // claimCert serves a listener's certificate for its hostname, unless an
 // older Gateway's listener serves one there.
-func (b *builder) claimCert(ls *listenerState) {
-	if _, taken := b.res.Table.certs[ls.hostname]; !taken {
-		b.res.Table.certs[ls.hostname] = ls.cert
+func claimCert(t *Table, ls *listenerState) {
+	if _, taken := t.certs[ls.hostname]; !taken {
+		t.certs[ls.hostname] = ls.cert
 	}
 }
 
@@ -481,7 +497,7 @@ func (b *builder) attach(r *gwv1.HTTPRoute, p gwv1.ParentReference, gs *gatewayS
 	}
 	var allowed []*listenerState
 	for _, ls := range candidates {
-		if ls.serves() && b.allows(gs.gw, ls, r.Namespace) {
+		if ls.takesRoutes() && b.allows(gs.gw, ls, r.Namespace) {
 			allowed = append(allowed, ls)
 		}
 	}
@@ -503,7 +519,12 @@ func (b *builder) attach(r *gwv1.HTTPRoute, p gwv1.ParentReference, gs *gatewayS
 		}
 		attached = true
 		ls.attached++
-		b.serve(r, int32(ls.l.Port), hosts, rules)
+		if ls.serves() {
+			serve(b.res.Table, r, int32(ls.l.Port), hosts, rules)
+			if gs.own != nil {
+				serve(gs.own, r, int32(ls.l.Port), hosts, rules)
+			}
+		}
 	}
 	if !attached {
 		return condition(string(gwv1.RouteConditionAccepted), false, string(gwv1.RouteReasonNoMatchingListenerHostname), "no hostname of the route matches a listener's", 0)
@@ -691,13 +712,12 @@ func (b *builder) resolvedRefs(r *gwv1.HTTPRoute) metav1.Condition {
 	return condition(string(gwv1.RouteConditionResolvedRefs), true, string(gwv1.RouteReasonResolvedRefs), "", 0)
 }
 
-// serve adds the route's rules to the table for port and hosts (nil:
-// any host).
-func (b *builder) serve(r *gwv1.HTTPRoute, port int32, hosts []string, rules []compiledRule) {
-	pr := b.res.Table.ports[port]
+// serve adds the route's rules to t for port and hosts (nil: any host).
+func serve(t *Table, r *gwv1.HTTPRoute, port int32, hosts []string, rules []compiledRule) {
+	pr := t.ports[port]
 	if pr == nil {
 		pr = &portRoutes{exact: map[string]*hostRoutes{}}
-		b.res.Table.ports[port] = pr
+		t.ports[port] = pr
 	}
 	if hosts == nil {
 		hosts = []string{""}

@@ -10,6 +10,7 @@ import (
 	"math/big"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -275,6 +276,23 @@ func TestBuildStatus(t *testing.T) {
 	if c, ok := res.Table.Certificate("secure.example"); !ok || c.Secret.Name != "cert" {
 		t.Error("no certificate for the HTTPS listener's host")
 	}
+
+	// Without its Secret the HTTPS listener still counts the route that
+	// attaches to it, but is not programmed and serves nothing.
+	in = fixture(t)
+	in.Secrets = nil
+	in.Routes = []*gwv1.HTTPRoute{httpRoute("infra", "tls", nil, gwParent("https"), gwv1.HTTPRouteRule{BackendRefs: []gwv1.HTTPBackendRef{to("web", 1)}})}
+	res = Build(in)
+	https := res.Gateways[types.NamespacedName{Namespace: "infra", Name: "gw"}].Listeners[1]
+	if got := [3]string{cond(https.Conditions, "ResolvedRefs"), cond(https.Conditions, "Programmed"), cond(res.Routes[types.NamespacedName{Namespace: "infra", Name: "tls"}][0].Conditions, "Accepted")}; got != [3]string{"False/InvalidCertificateRef", "False/Invalid", "True/Accepted"} || https.AttachedRoutes != 1 {
+		t.Errorf("HTTPS listener without its Secret: %v, %d routes attached", got, https.AttachedRoutes)
+	}
+	if _, ok := res.Table.Certificate("secure.example"); ok {
+		t.Error("a certificate served for a listener whose Secret is missing")
+	}
+	if res.Table.Serves(HTTPSPort) {
+		t.Error("the route of a listener without its certificate is served")
+	}
 }
 
 func TestRouting(t *testing.T) {
@@ -330,5 +348,90 @@ func TestRouting(t *testing.T) {
 	}
 	if tbl.Serves(8080) {
 		t.Error("the listener on port 8080 is served")
+	}
+}
+
+func TestServiceName(t *testing.T) {
+	if got := ServiceName("gw"); got != "orca-gateway-gw" {
+		t.Errorf("ServiceName(gw) = %s", got)
+	}
+	long := strings.Repeat("g", 60)
+	a, b := ServiceName(long), ServiceName(long+"x")
+	if len(a) != 63 || len(b) != 63 || a == b || !strings.HasPrefix(a, "orca-gateway-ggg") {
+		t.Errorf("long names: %s, %s", a, b)
+	}
+}
+
+// Two Gateways route the same host and path to different Services: on
+// the shared addresses the older one's route wins, on each Gateway's own
+// address its own route does.
+func TestOwnAddresses(t *testing.T) {
+	in := fixture(t)
+	second := in.Gateways[0].DeepCopy()
+	second.Name, second.CreationTimestamp = "gw2", metav1.NewTime(time.Unix(1500, 0))
+	in.Gateways = append(in.Gateways, second)
+	own := func(gw, clusterIP string, lb ...string) *corev1.Service {
+		s := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "infra", Name: ServiceName(gw), Labels: map[string]string{NameLabel: gw}},
+			Spec: corev1.ServiceSpec{ClusterIP: clusterIP}}
+		for _, ip := range lb {
+			s.Status.LoadBalancer.Ingress = append(s.Status.LoadBalancer.Ingress, corev1.LoadBalancerIngress{IP: ip})
+		}
+		return s
+	}
+	// gw's load balancer address is the shared one (no pool): only its
+	// cluster IP is its own. gw2 has a pool's address too.
+	in.Services[types.NamespacedName{Namespace: "infra", Name: ServiceName("gw")}] = own("gw", "10.43.0.10", "192.0.2.10")
+	in.Services[types.NamespacedName{Namespace: "infra", Name: ServiceName("gw2")}] = own("gw2", "10.43.0.11", "198.51.100.7")
+	parent := func(gw string) gwv1.ParentReference {
+		p := gwParent("http")
+		p.Name = gwv1.ObjectName(gw)
+		return p
+	}
+	in.Routes = []*gwv1.HTTPRoute{
+		httpRoute("apps", "one", nil, parent("gw"), gwv1.HTTPRouteRule{BackendRefs: []gwv1.HTTPBackendRef{to("web", 1)}}),
+		httpRoute("apps", "two", nil, parent("gw2"), gwv1.HTTPRouteRule{BackendRefs: []gwv1.HTTPBackendRef{to("api", 1)}}),
+	}
+	res := Build(in)
+	addrs := func(gw string) []string {
+		var out []string
+		for _, a := range res.Gateways[types.NamespacedName{Namespace: "infra", Name: gw}].Addresses {
+			out = append(out, a.Value)
+		}
+		return out
+	}
+	if got := addrs("gw"); !slices.Equal(got, []string{"10.43.0.10", "192.0.2.10"}) {
+		t.Errorf("gw's addresses: %v", got)
+	}
+	if got := addrs("gw2"); !slices.Equal(got, []string{"198.51.100.7", "10.43.0.11", "192.0.2.10"}) {
+		t.Errorf("gw2's addresses: %v", got)
+	}
+	backend := func(tbl *Table) string {
+		r := httptest.NewRequest("GET", "http://any.example/", nil)
+		rule, _, ok := tbl.Route(80, r.Host, r)
+		if !ok {
+			return "none"
+		}
+		return rule.Backends[0].Service.Name
+	}
+	if got := backend(res.Table); got != "web" {
+		t.Errorf("shared addresses route to %s, want the older Gateway's web", got)
+	}
+	for addr, want := range map[string]string{"10.43.0.10": "web", "10.43.0.11": "api", "198.51.100.7": "api"} {
+		tbl, ok := res.Table.For(addr)
+		if !ok {
+			t.Errorf("no table for %s", addr)
+			continue
+		}
+		if got := backend(tbl); got != want {
+			t.Errorf("%s routes to %s, want %s", addr, got, want)
+		}
+	}
+	if _, ok := res.Table.For("192.0.2.10"); ok {
+		t.Error("a shared address has a Gateway's own table")
+	}
+	// A Service of the name that is not the Gateway's gives it nothing.
+	in.Services[types.NamespacedName{Namespace: "infra", Name: ServiceName("gw2")}].Labels = nil
+	if got := Build(in).Gateways[types.NamespacedName{Namespace: "infra", Name: "gw2"}].Addresses; len(got) != 1 {
+		t.Errorf("gw2 with a stranger's Service: %v", got)
 	}
 }

@@ -20,6 +20,44 @@ type Table struct {
 	// certs are the HTTPS listeners' certificates by hostname ("" for a
 	// listener without one).
 	certs map[string]*route.TLSCert
+	// own are each Gateway's routes alone, by the addresses of its own
+	// Service: a request sent there is routed by its Gateway only, while
+	// the shared addresses (the nodes', orca-ingress's) route by every
+	// Gateway at once.
+	own map[string]*Table
+}
+
+func newTable() *Table {
+	return &Table{ports: map[int32]*portRoutes{}, certs: map[string]*route.TLSCert{}, own: map[string]*Table{}}
+}
+
+// For is the table of the Gateway whose own address addr is, and false
+// for any other address.
+func (t *Table) For(addr string) (*Table, bool) {
+	if t == nil {
+		return nil, false
+	}
+	own, ok := t.own[addr]
+	return own, ok
+}
+
+// sort orders every host's entries by precedence and the wildcards from
+// the longest.
+func (t *Table) sort() {
+	for _, pr := range t.ports {
+		for _, hr := range pr.exact {
+			hr.sortEntries()
+		}
+		for _, hr := range pr.wild {
+			hr.sortEntries()
+		}
+		slices.SortFunc(pr.wild, func(a, c *hostRoutes) int {
+			return cmp.Or(cmp.Compare(len(c.pattern), len(a.pattern)), strings.Compare(a.pattern, c.pattern))
+		})
+		if pr.any != nil {
+			pr.any.sortEntries()
+		}
+	}
 }
 
 // portRoutes are the routes of one port by the host they are for.

@@ -167,7 +167,17 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 		host = hh
 	}
 	port := localPort(r)
-	if gw := h.gateways.Load(); gw.Serves(port) {
+	gw := h.gateways.Load()
+	// A Gateway's own address routes by that Gateway alone.
+	if own, ok := gw.For(originalDstOf(r.Context())); ok {
+		if rule, m, ok := own.Route(port, host, r); ok {
+			h.serveGateway(w, r, rule, m, port)
+			return
+		}
+		http.Error(w, "404 page not found", http.StatusNotFound)
+		return
+	}
+	if gw.Serves(port) {
 		if rule, m, ok := gw.Route(port, host, r); ok {
 			h.serveGateway(w, r, rule, m, port)
 			return
@@ -315,8 +325,12 @@ func (h *Handler) TLSConfig() *tls.Config {
 		MinVersion: tls.VersionTLS12,
 		NextProtos: []string{"h2", "http/1.1"},
 		GetCertificate: func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
-			c, ok := h.gateways.Load().Certificate(hello.ServerName)
-			if !ok {
+			gw := h.gateways.Load()
+			var c *route.TLSCert
+			var ok bool
+			if own, dedicated := gw.For(originalDstOf(hello.Context())); dedicated {
+				c, ok = own.Certificate(hello.ServerName)
+			} else if c, ok = gw.Certificate(hello.ServerName); !ok {
 				c, ok = h.table.Load().Certificate(hello.ServerName)
 			}
 			if !ok {

@@ -39,9 +39,9 @@ func (l Listeners) Serve(ctx context.Context, h *Handler) error {
 	protocols.SetHTTP1(true)
 	protocols.SetUnencryptedHTTP2(true)
 	plain := &http.Server{Handler: h, Protocols: &protocols, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute,
-		ErrorLog: slog.NewLogLogger(l.Log.Handler(), slog.LevelDebug)}
+		ConnContext: withOriginalDst, ErrorLog: slog.NewLogLogger(l.Log.Handler(), slog.LevelDebug)}
 	secure := &http.Server{Handler: h, TLSConfig: h.TLSConfig(), ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute,
-		ErrorLog: slog.NewLogLogger(l.Log.Handler(), slog.LevelDebug)}
+		ConnContext: withOriginalDst, ErrorLog: slog.NewLogLogger(l.Log.Handler(), slog.LevelDebug)}
 
 	var bound sync.WaitGroup
 	var wg sync.WaitGroup
