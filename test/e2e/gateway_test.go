@@ -125,6 +125,79 @@ spec:
 	if got["green-0"] < 100-40 || got["green-0"] > 100+40 || got["blue-0"]+got["green-0"] != 500 {
 		t.Errorf("weighted split %v, want about 400 blue and 100 green", got)
 	}
+
+	// A second Gateway routes the same host elsewhere. On the nodes'
+	// addresses the older route keeps the host; on each Gateway's own
+	// address (its Service's cluster IP) its own route serves.
+	kubectlOK(t, `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata:
+  name: other
+spec:
+  gatewayClassName: orca
+  listeners:
+  - {name: http, protocol: HTTP, port: 80, hostname: "*.gw.example"}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata:
+  name: shop-elsewhere
+spec:
+  parentRefs: [{name: other}]
+  hostnames: [shop.gw.example]
+  rules:
+  - backendRefs: [{name: green, port: 80}]
+`, "-n", ns, "apply", "-f", "-")
+	own := func(name string) string {
+		var addr string
+		eventually(t, time.Minute, func() error {
+			g, err := gw.GatewayV1().Gateways(ns).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			svc, err := client.CoreV1().Services(ns).Get(ctx, "orca-gateway-"+name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if len(g.Status.Addresses) == 0 || g.Status.Addresses[0].Value != svc.Spec.ClusterIP {
+				return fmt.Errorf("gateway %s addresses %v, want its cluster IP %s first", name, g.Status.Addresses, svc.Spec.ClusterIP)
+			}
+			addr = svc.Spec.ClusterIP
+			return nil
+		})
+		return addr
+	}
+	served := func(addr string) map[string]int {
+		c := ingressClient(addr, nil)
+		got := map[string]int{}
+		eventually(t, 30*time.Second, func() error {
+			code, a, err := ask(c, "http://shop.gw.example/")
+			if err != nil || code != 200 {
+				return fmt.Errorf("%s: %d %v", addr, code, err)
+			}
+			got[a.Pod]++
+			return nil
+		})
+		for range 29 {
+			if _, a, err := ask(c, "http://shop.gw.example/"); err == nil {
+				got[a.Pod]++
+			}
+		}
+		return got
+	}
+	webAddr, otherAddr := own("web"), own("other")
+	eventually(t, 30*time.Second, func() error {
+		if got := served(otherAddr); got["green-0"] != 30 {
+			return fmt.Errorf("the second Gateway's own address served %v, want green-0 only", got)
+		}
+		return nil
+	})
+	if got := served(webAddr); got["blue-0"] == 0 || got["blue-0"]+got["green-0"] != 30 {
+		t.Errorf("the first Gateway's own address served %v, want its 80/20 split", got)
+	}
+	if got := served(ips[0]); got["blue-0"] == 0 {
+		t.Errorf("the node's address served %v, want the older route's split", got)
+	}
 }
 
 func condStatusOf(conds []metav1.Condition, t string) string {

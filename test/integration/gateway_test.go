@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
@@ -112,4 +114,41 @@ spec:
 	if f := strings.Fields(out); len(f) < 4 || f[1] != "orca" || f[3] != "True" {
 		t.Errorf("kubectl get gateway: %q, want class orca and PROGRAMMED True", out)
 	}
+
+	// The Gateway's own address: its Service's cluster IP, first in its
+	// status, leading to the ingress node on the listener's port alone.
+	cs := client
+	eventually(t, time.Minute, func() error {
+		svc, err := cs.CoreV1().Services(ns).Get(ctx, "orca-gateway-web", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].Port != 80 || svc.Spec.InternalTrafficPolicy == nil ||
+			*svc.Spec.InternalTrafficPolicy != corev1.ServiceInternalTrafficPolicyLocal || svc.OwnerReferences[0].Kind != "Gateway" {
+			return fmt.Errorf("gateway service %+v", svc.Spec)
+		}
+		sl, err := cs.DiscoveryV1().EndpointSlices(ns).Get(ctx, "orca-gateway-web", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if len(sl.Endpoints) != 1 || sl.Endpoints[0].Addresses[0] != "192.0.2.78" || len(sl.Ports) != 1 || *sl.Ports[0].Port != 80 {
+			return fmt.Errorf("gateway slice %+v %+v", sl.Endpoints, sl.Ports)
+		}
+		g, err := gw.GatewayV1().Gateways(ns).Get(ctx, "web", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if len(g.Status.Addresses) < 2 || g.Status.Addresses[0].Value != svc.Spec.ClusterIP {
+			return fmt.Errorf("addresses %v, want the cluster IP %s first", g.Status.Addresses, svc.Spec.ClusterIP)
+		}
+		return nil
+	})
+	// It goes with the Gateway.
+	mustKubectl(t, "", "-n", ns, "delete", "gateway", "web")
+	eventually(t, time.Minute, func() error {
+		if _, err := cs.CoreV1().Services(ns).Get(ctx, "orca-gateway-web", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("gateway service after the Gateway's deletion: %v", err)
+		}
+		return nil
+	})
 }
