@@ -258,7 +258,8 @@ func (c *Controller) syncGatewayServices(ctx context.Context, eps []discoveryv1.
 }
 
 // ensureGatewayService creates want, or brings the Service's ports,
-// policy, labels and owner back to it.
+// policy, labels and owner back to it. A Service of the name that is not
+// marked as the Gateway's is not touched.
 func (c *Controller) ensureGatewayService(ctx context.Context, want *v1.Service) (*v1.Service, error) {
 	api := c.client.CoreV1().Services(want.Namespace)
 	cur, err := c.services.Services(want.Namespace).Get(want.Name)
@@ -272,9 +273,14 @@ func (c *Controller) ensureGatewayService(ctx context.Context, want *v1.Service)
 	if err != nil {
 		return nil, err
 	}
+	if cur.Labels[gateway.NameLabel] != want.Labels[gateway.NameLabel] {
+		// Somebody else's Service of that name: the Gateway goes without
+		// an address of its own rather than take it over.
+		return nil, fmt.Errorf("service %s/%s is not Gateway %s's; left alone", cur.Namespace, cur.Name, want.Labels[gateway.NameLabel])
+	}
 	if apiequality.Semantic.DeepEqual(cur.Spec.Ports, want.Spec.Ports) && cur.Spec.Type == want.Spec.Type &&
 		apiequality.Semantic.DeepEqual(cur.Spec.InternalTrafficPolicy, want.Spec.InternalTrafficPolicy) &&
-		apiequality.Semantic.DeepEqual(cur.OwnerReferences, want.OwnerReferences) && cur.Labels[gateway.NameLabel] == want.Labels[gateway.NameLabel] {
+		apiequality.Semantic.DeepEqual(cur.OwnerReferences, want.OwnerReferences) {
 		return cur, nil
 	}
 	next := cur.DeepCopy()
