@@ -18,6 +18,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -74,13 +75,26 @@ func New(log *slog.Logger) *Handler {
 		ModifyResponse: modifyResponse,
 		Transport:      newTransport(),
 		ErrorHandler:   h.proxyError,
-		// Streams (server-sent events, long polls) reach the client as
-		// they are written.
-		FlushInterval: -1,
+		// No periodic flush: an answer of known length goes out in as few
+		// writes as it can; streams (no Content-Length, or server-sent
+		// events) are flushed as they are written, which ReverseProxy does
+		// for them whatever this says.
+		FlushInterval: 0,
+		// Without a pool each answer's copy allocates and clears 32 KiB.
+		BufferPool: bufferPool{},
 		ErrorLog:      slog.NewLogLogger(log.Handler(), slog.LevelDebug),
 	}
 	return h
 }
+
+// bufferPool lends the 32 KiB buffers ReverseProxy copies answers
+// through.
+type bufferPool struct{}
+
+var buffers = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+func (bufferPool) Get() []byte  { return *buffers.Get().(*[]byte) }
+func (bufferPool) Put(b []byte) { buffers.Put(&b) }
 
 // Set makes t the Ingress routing of the next requests.
 func (h *Handler) Set(t *route.Table) { h.table.Store(t) }

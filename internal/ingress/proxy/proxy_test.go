@@ -30,7 +30,7 @@ import (
 )
 
 // backend is a web server that names itself and echoes what it was sent.
-func backend(t *testing.T, name string) (port int32) {
+func backend(t testing.TB, name string) (port int32) {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Upgrade") == "websocket" {
@@ -93,7 +93,7 @@ type svcSlice struct {
 	sl  *discoveryv1.EndpointSlice
 }
 
-func table(t *testing.T, ings []*networkingv1.Ingress, secrets map[types.NamespacedName]*corev1.Secret, svcs ...svcSlice) *route.Table {
+func table(t testing.TB, ings []*networkingv1.Ingress, secrets map[types.NamespacedName]*corev1.Secret, svcs ...svcSlice) *route.Table {
 	t.Helper()
 	in := route.Input{Class: "orca", Ingresses: ings, Services: map[types.NamespacedName]*corev1.Service{},
 		Endpoints: map[types.NamespacedName][]*discoveryv1.EndpointSlice{}, Secrets: secrets}
@@ -266,4 +266,45 @@ func selfSigned(t *testing.T, host string) (certPEM, keyPEM []byte, pool *x509.C
 	pool = x509.NewCertPool()
 	pool.AddCert(cert)
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), pool
+}
+
+// TestStreaming: an answer of unknown length (a stream, a long poll)
+// reaches the client as the backend writes it, not when it ends.
+func TestStreaming(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "first\n")
+		w.(http.Flusher).Flush()
+		<-release
+		fmt.Fprint(w, "second\n")
+	}))
+	defer srv.Close()
+	defer close(release)
+	_, p, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	n, _ := strconv.Atoi(p)
+	h := New(nil)
+	h.Set(table(t, []*networkingv1.Ingress{ingress([]networkingv1.IngressRule{rule("stream.example", "/", "s")}, nil)}, nil, service("s", int32(n))))
+	front := httptest.NewServer(h)
+	defer front.Close()
+	req, _ := http.NewRequest(http.MethodGet, front.URL+"/", nil)
+	req.Host = "stream.example"
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	line := make(chan string, 1)
+	go func() {
+		buf := make([]byte, 6)
+		_, _ = io.ReadFull(resp.Body, buf)
+		line <- string(buf)
+	}()
+	select {
+	case got := <-line:
+		if got != "first\n" {
+			t.Errorf("first part %q", got)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the first part of a stream did not arrive before the stream ended")
+	}
 }
