@@ -82,7 +82,7 @@ func New(log *slog.Logger) *Handler {
 		FlushInterval: 0,
 		// Without a pool each answer's copy allocates and clears 32 KiB.
 		BufferPool: bufferPool{},
-		ErrorLog:      slog.NewLogLogger(log.Handler(), slog.LevelDebug),
+		ErrorLog:   slog.NewLogLogger(log.Handler(), slog.LevelDebug),
 	}
 	return h
 }
