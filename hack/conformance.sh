@@ -30,14 +30,7 @@ if [ -n "${FOCUS_FILE:-}" ]; then
 fi
 nodes=(worker-1 worker-2)
 
-if [ -f /var/lib/orca/server.pid ] && kill -0 "$(cat /var/lib/orca/server.pid)" 2>/dev/null; then
-	echo "an orca server from make up is running; stop it with make down first" >&2
-	exit 1
-fi
-# One cluster at a time on this machine's host networking: the e2e tests
-# hold the same lock.
-exec 9>/run/orca-e2e.lock
-flock -n 9 || { echo "waiting for the end-to-end tests to finish"; flock 9; }
+. hack/one-cluster.sh
 
 hack/install-deps.sh
 # What the suite's images carry besides upstream's programs, and what

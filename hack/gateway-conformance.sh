@@ -21,12 +21,7 @@ out=$root/_output/gateway-conformance
 bin=$out/bin
 data=${ORCA_GATEWAY_CONFORMANCE_DATA:-/var/lib/orca-gateway-conformance}
 
-if [ -f /var/lib/orca/server.pid ] && kill -0 "$(cat /var/lib/orca/server.pid)" 2>/dev/null; then
-	echo "an orca server from make up is running; stop it with make down first" >&2
-	exit 1
-fi
-exec 9>/run/orca-e2e.lock
-flock -n 9 || { echo "waiting for the end-to-end tests to finish"; flock 9; }
+. hack/one-cluster.sh
 hack/install-deps.sh
 
 mkdir -p "$bin" "$out/images"
