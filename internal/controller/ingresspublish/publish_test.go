@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -234,5 +235,52 @@ func TestGatewayService(t *testing.T) {
 	gw.Spec.Listeners = gw.Spec.Listeners[3:]
 	if GatewayService(gw) != nil {
 		t.Error("a Service for a Gateway without an ingress port")
+	}
+}
+
+// A Service that already bears a Gateway's Service name but is not
+// marked as the Gateway's is refused with the reason and left as it was;
+// the Gateway's own one is brought back to what it should be.
+func TestEnsureGatewayServiceLeavesStrangers(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	stranger := &v1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "infra", Name: "orca-gateway-web", Labels: map[string]string{"app": "mine"}},
+		Spec: v1.ServiceSpec{Ports: []v1.ServicePort{{Name: "db", Port: 5432}}}}
+	client := fake.NewClientset(stranger)
+	f := informers.NewSharedInformerFactory(client, 0)
+	svcs := f.Core().V1().Services()
+	c := &Controller{client: client, services: svcs.Lister()}
+	svcs.Informer()
+	f.Start(ctx.Done())
+	f.WaitForCacheSync(ctx.Done())
+	defer f.Shutdown()
+	defer cancel()
+
+	gw := &gwv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: "infra", Name: "web", UID: "u1"},
+		Spec: gwv1.GatewaySpec{GatewayClassName: "orca", Listeners: []gwv1.Listener{{Name: "http", Protocol: gwv1.HTTPProtocolType, Port: 80}}}}
+	if _, err := c.ensureGatewayService(ctx, GatewayService(gw)); err == nil || !strings.Contains(err.Error(), "is not Gateway web's") {
+		t.Fatalf("a stranger's Service: err %v", err)
+	}
+	got, err := client.CoreV1().Services("infra").Get(ctx, "orca-gateway-web", metav1.GetOptions{})
+	if err != nil || got.Labels["app"] != "mine" || len(got.OwnerReferences) != 0 || got.Spec.Ports[0].Port != 5432 {
+		t.Errorf("the stranger's Service changed: %+v %v", got, err)
+	}
+
+	// The Gateway's own Service, edited by hand, is put back.
+	mine := GatewayService(gw)
+	mine.Namespace, mine.Name = "infra", gateway.ServiceName("other")
+	mine.Labels[gateway.NameLabel] = "other"
+	mine.Spec.Ports[0].Port = 8080
+	if _, err := client.CoreV1().Services("infra").Create(ctx, mine, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, 10*time.Second, "the edited Service in the cache", func() bool {
+		_, err := svcs.Lister().Services("infra").Get(mine.Name)
+		return err == nil
+	})
+	other := gw.DeepCopy()
+	other.Name = "other"
+	svc, err := c.ensureGatewayService(ctx, GatewayService(other))
+	if err != nil || svc.Spec.Ports[0].Port != 80 {
+		t.Errorf("the Gateway's own Service: %v, ports %v", err, svc)
 	}
 }
