@@ -42,6 +42,7 @@ import (
 	"github.com/orca-project/orca/internal/kubelet/cri"
 	"github.com/orca-project/orca/internal/kubelet/nodestatus"
 	kubeletserver "github.com/orca-project/orca/internal/kubelet/server"
+	"github.com/orca-project/orca/internal/localpath"
 	"github.com/orca-project/orca/internal/netpol"
 	"github.com/orca-project/orca/internal/nodeaddr"
 	"github.com/orca-project/orca/internal/proxy"
@@ -305,6 +306,7 @@ func Run(ctx context.Context, o Options) error {
 	host := nodestatus.ObserveHost(o.DataDir)
 	spec := nodestatus.Spec{
 		Name: o.NodeName, Labels: nodeLabels(o), Taints: o.Taints,
+		Annotations: map[string]string{localpath.DirAnnotation: localpath.Root(o.DataDir)},
 		Addresses:   []v1.NodeAddress{{Type: v1.NodeInternalIP, Address: nodeIP}, {Type: v1.NodeHostName, Address: o.NodeName}},
 		KubeletPort: int32(o.KubeletPort), MaxPods: o.MaxPods, Reserved: o.Reserved, PodCIDR: o.PodCIDR,
 		Eviction: o.Eviction,
@@ -336,7 +338,7 @@ func Run(ctx context.Context, o Options) error {
 	}
 	k := kubelet.New(kubelet.Config{
 		NodeName: o.NodeName, Client: client, Runtime: rt,
-		Volumes: newVolumes(d.Pods, client, newImageVolumes(rt, client, recorder), allocatable, log),
+		Volumes: newVolumes(d.Pods, localpath.Root(o.DataDir), client, newImageVolumes(rt, client, recorder), allocatable, log),
 		PodDir:  d.Pods, LogDir: d.Logs, HostIPs: []string{nodeIP},
 		ClusterDNS: o.ClusterDNS, ClusterDomain: o.ClusterDomain, ResolvConf: "/etc/resolv.conf",
 		AllowPrivileged: o.AllowPrivileged, NodeMemory: host.MemoryBytes, Allocatable: allocatable,
@@ -401,6 +403,15 @@ func Run(ctx context.Context, o Options) error {
 	go func() {
 		if err := reporter.Run(ctx); err != nil && ctx.Err() == nil {
 			log.Error("node status", "err", err)
+		}
+	}()
+	localVolumes, err := localpath.NewNode(client, o.NodeName, localpath.Root(o.DataDir), log)
+	if err != nil {
+		return fmt.Errorf("agent: %w", err)
+	}
+	go func() {
+		if err := localVolumes.Run(ctx); err != nil && ctx.Err() == nil {
+			log.Error("local-path volumes", "err", err)
 		}
 	}()
 	// The pod network: the node's range (given, or assigned by the

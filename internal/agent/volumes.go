@@ -23,9 +23,9 @@ type volumes struct {
 	pods map[string]map[string]volume.Volume
 }
 
-func newVolumes(root string, client kubernetes.Interface, images volume.Images, allocatable v1.ResourceList, log *slog.Logger) *volumes {
+func newVolumes(root, localPathRoot string, client kubernetes.Interface, images volume.Images, allocatable v1.ResourceList, log *slog.Logger) *volumes {
 	return &volumes{
-		m: &volume.Manager{Root: root, Sources: apiSources{client}, Certificates: apiSources{client}, Images: images,
+		m: &volume.Manager{Root: root, LocalPathRoot: localPathRoot, Sources: apiSources{client}, Certificates: apiSources{client}, Images: images,
 			NodeAllocatable: allocatable, Log: log},
 		pods: map[string]map[string]volume.Volume{},
 	}

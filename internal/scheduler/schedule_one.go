@@ -81,12 +81,15 @@ func (s *Scheduler) scheduleOne(ctx context.Context, qp *queue.QueuedPod) {
 func klogKey(p *v1.Pod) string { return p.Namespace + "/" + p.Name }
 
 func (s *Scheduler) bind(ctx context.Context, qp *queue.QueuedPod, pod *v1.Pod, node string) {
-	bctx, cancel := context.WithTimeout(ctx, apiTimeout)
-	defer cancel()
-	err := s.client.CoreV1().Pods(pod.Namespace).Bind(bctx, &v1.Binding{
-		ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID},
-		Target:     v1.ObjectReference{Kind: "Node", Name: node},
-	}, metav1.CreateOptions{})
+	err := s.bindVolumes(ctx, pod, node)
+	if err == nil {
+		bctx, cancel := context.WithTimeout(ctx, apiTimeout)
+		err = s.client.CoreV1().Pods(pod.Namespace).Bind(bctx, &v1.Binding{
+			ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID},
+			Target:     v1.ObjectReference{Kind: "Node", Name: node},
+		}, metav1.CreateOptions{})
+		cancel()
+	}
 	if err != nil {
 		s.cache.ForgetPod(pod.UID)
 		// The room the pod held in the cache is free again.

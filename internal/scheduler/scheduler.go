@@ -66,6 +66,8 @@ type Scheduler struct {
 
 	factory  informers.SharedInformerFactory
 	pods     corelisters.PodLister
+	nodes    corelisters.NodeLister
+	volumes  *volumeListers
 	recorder record.EventRecorder
 	events   record.EventBroadcaster
 
@@ -100,12 +102,14 @@ func New(cfg Config) (*Scheduler, error) {
 		cfg:     cfg,
 		log:     cfg.Log.With("component", "scheduler"),
 		client:  cfg.Client,
-		fw:      profile.WithVolumes(cfg.PercentageOfNodesToScore, newVolumeListers(factory)),
+		volumes: newVolumeListers(factory),
+		nodes:   factory.Core().V1().Nodes().Lister(),
 		cache:   framework.NewCache(),
 		queue:   queue.New(queue.Options{}),
 		metrics: m,
 		rng:     rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
 	}
+	s.fw = profile.WithVolumes(cfg.PercentageOfNodesToScore, s.volumes)
 	m.pending = func() (int, int, int) { return s.queue.Len() }
 	s.factory = factory
 	s.events = record.NewBroadcaster()

@@ -1,15 +1,21 @@
 package scheduler
 
 import (
+	"context"
 	"fmt"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	storagelisters "k8s.io/client-go/listers/storage/v1"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/orca-project/orca/internal/scheduler/plugins/volumebinding"
 )
 
 // volumeListers serve the VolumeBinding plugin from the informers' caches.
@@ -65,4 +71,81 @@ func (s *Scheduler) addVolumeHandlers(f informers.SharedInformerFactory) error {
 		return fmt.Errorf("scheduler storageclass handler: %w", err)
 	}
 	return nil
+}
+
+// volumeBindTimeout is how long a pod waits for its claims to be bound
+// or provisioned before it is placed again, upstream's bindTimeoutSeconds.
+const volumeBindTimeout = 10 * time.Minute
+
+// bindVolumes is upstream's VolumeBinding PreBind: it writes what
+// placing the pod on node asks of its WaitForFirstConsumer claims
+// (volumes promised to claims, claims handed to their provisioner with
+// the node) and waits until every such claim is bound.
+func (s *Scheduler) bindVolumes(ctx context.Context, pod *v1.Pod, node string) error {
+	if !usesClaims(pod) {
+		return nil
+	}
+	n, err := s.nodes.Get(node)
+	if err != nil {
+		return fmt.Errorf("get node %q: %w", node, err)
+	}
+	a, err := volumebinding.Assign(pod, n, s.volumes)
+	if err != nil || a.Empty() {
+		return err
+	}
+	for _, pv := range a.Volumes {
+		if err := s.write(ctx, func(ctx context.Context) error {
+			_, err := s.client.CoreV1().PersistentVolumes().Update(ctx, pv, metav1.UpdateOptions{})
+			return err
+		}); err != nil {
+			return fmt.Errorf("bind volume %q to claim %q: %w", pv.Name, pv.Spec.ClaimRef.Name, err)
+		}
+	}
+	provisioning := map[string]bool{}
+	for _, c := range a.Claims {
+		provisioning[c.Name] = true
+		if err := s.write(ctx, func(ctx context.Context) error {
+			_, err := s.client.CoreV1().PersistentVolumeClaims(c.Namespace).Update(ctx, c, metav1.UpdateOptions{})
+			return err
+		}); err != nil {
+			return fmt.Errorf("select node for claim %q: %w", c.Name, err)
+		}
+	}
+	wctx, cancel := context.WithTimeout(ctx, volumeBindTimeout)
+	defer cancel()
+	err = wait.PollUntilContextCancel(wctx, 100*time.Millisecond, true, func(context.Context) (bool, error) {
+		for _, w := range a.Wait {
+			c, err := s.volumes.Claim(w.Namespace, w.Name)
+			if err != nil {
+				return false, fmt.Errorf("get persistentvolumeclaim %q: %w", w.Name, err)
+			}
+			if c.UID != w.UID {
+				return false, fmt.Errorf("persistentvolumeclaim %q was replaced", w.Name)
+			}
+			done, err := volumebinding.Settled(c, node, provisioning[c.Name])
+			if !done || err != nil {
+				return false, err
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("binding volumes: %w", err)
+	}
+	return nil
+}
+
+func (s *Scheduler) write(ctx context.Context, f func(context.Context) error) error {
+	wctx, cancel := context.WithTimeout(ctx, apiTimeout)
+	defer cancel()
+	return f(wctx)
+}
+
+func usesClaims(pod *v1.Pod) bool {
+	for i := range pod.Spec.Volumes {
+		if name, _ := volumebinding.ClaimName(pod, &pod.Spec.Volumes[i]); name != "" {
+			return true
+		}
+	}
+	return false
 }

@@ -1,22 +1,26 @@
 // Package noderestriction is upstream's NodeRestriction admission plugin:
 // a node's identity may change only its own Node (and none of its
 // node-restriction.kubernetes.io/ labels), its own Lease, and the pods
-// bound to it. The Node authorizer lets nodes write those kinds at all;
+// bound to it; and, Orca's addition, the local-path finalizer of the
+// volumes kept on it. The Node authorizer lets nodes write those kinds at all;
 // this plugin, which sees the objects, narrows it to their own.
 package noderestriction
 
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apiserver/pkg/authentication/user"
 
 	"github.com/orca-project/orca/internal/admission"
 	"github.com/orca-project/orca/internal/auth/node"
+	"github.com/orca-project/orca/internal/localpath"
 )
 
 // PluginName is upstream's name for the plugin.
@@ -27,9 +31,10 @@ const PluginName = "NodeRestriction"
 const restrictedPrefix = "node-restriction.kubernetes.io/"
 
 var (
-	podsGVR   = corev1.SchemeGroupVersion.WithResource("pods")
-	nodesGVR  = corev1.SchemeGroupVersion.WithResource("nodes")
-	leasesGVR = coordinationv1.SchemeGroupVersion.WithResource("leases")
+	podsGVR    = corev1.SchemeGroupVersion.WithResource("pods")
+	nodesGVR   = corev1.SchemeGroupVersion.WithResource("nodes")
+	leasesGVR  = coordinationv1.SchemeGroupVersion.WithResource("leases")
+	volumesGVR = corev1.SchemeGroupVersion.WithResource("persistentvolumes")
 )
 
 // Plugin refuses a node's writes to objects that are not its own.
@@ -55,6 +60,8 @@ func (p *Plugin) Validate(_ context.Context, a *admission.Attributes) error {
 		err = pod(name, a)
 	case nodesGVR:
 		err = nodeObject(name, a)
+	case volumesGVR:
+		err = persistentVolume(name, a)
 	case leasesGVR:
 		if objectName(a) != name {
 			err = fmt.Errorf("can only access node lease with the same name as the requesting node")
@@ -134,6 +141,26 @@ func nodeObject(name string, a *admission.Attributes) error {
 		if bad := restrictedLabels(n.Labels, old.Labels); len(bad) > 0 {
 			return fmt.Errorf("node %q is not allowed to modify labels: %s", name, strings.Join(bad, ", "))
 		}
+	}
+	return nil
+}
+
+// persistentVolume: a node may only take the local-path finalizer off a
+// volume kept on it, once it has removed the volume's directory.
+func persistentVolume(name string, a *admission.Attributes) error {
+	pv, ok1 := a.Object.(*corev1.PersistentVolume)
+	old, ok2 := a.OldObject.(*corev1.PersistentVolume)
+	if a.Operation != admission.Update || a.Subresource != "" || !ok1 || !ok2 {
+		return fmt.Errorf("node %q can only remove the %s finalizer of persistentvolumes", name, localpath.Finalizer)
+	}
+	if old.Labels[localpath.NodeLabel] != name {
+		return fmt.Errorf("node %q can only update persistentvolumes labelled %s=%s", name, localpath.NodeLabel, name)
+	}
+	want := slices.DeleteFunc(slices.Clone(old.Finalizers), func(f string) bool { return f == localpath.Finalizer })
+	if !slices.Equal(pv.Finalizers, want) || !slices.Contains(old.Finalizers, localpath.Finalizer) ||
+		!equality.Semantic.DeepEqual(pv.Spec, old.Spec) || !equality.Semantic.DeepEqual(pv.Labels, old.Labels) ||
+		!equality.Semantic.DeepEqual(pv.Annotations, old.Annotations) || !equality.Semantic.DeepEqual(pv.OwnerReferences, old.OwnerReferences) {
+		return fmt.Errorf("node %q can only remove the %s finalizer of persistentvolumes", name, localpath.Finalizer)
 	}
 	return nil
 }

@@ -25,6 +25,15 @@ func TestValidate(t *testing.T) {
 		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
 	}
 	mirror := map[string]string{corev1.MirrorPodAnnotationKey: "x"}
+	volume := func(node string, finalizers ...string) *corev1.PersistentVolume {
+		return &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv", Labels: map[string]string{"orca.io/local-path-node": node}, Finalizers: finalizers},
+			Spec: corev1.PersistentVolumeSpec{PersistentVolumeSource: corev1.PersistentVolumeSource{Local: &corev1.LocalVolumeSource{Path: "/data/storage/pv"}}}}
+	}
+	elsewhere := volume("n1", "kubernetes.io/pv-protection")
+	elsewhere.Spec.Local.Path = "/etc"
+	pvUpdate := func(pv, old *corev1.PersistentVolume) *admission.Attributes {
+		return nodeUser(admission.Attributes{Operation: admission.Update, Resource: volumesGVR, Name: "pv", Object: pv, OldObject: old})
+	}
 	for _, tc := range []struct {
 		name string
 		a    *admission.Attributes
@@ -48,6 +57,12 @@ func TestValidate(t *testing.T) {
 		{"update another node", nodeUser(admission.Attributes{Operation: admission.Update, Subresource: "status", Resource: nodesGVR, Name: "n2", Object: nodeObj("n2", nil), OldObject: nodeObj("n2", nil)}), "is not allowed to modify node"},
 		{"own lease", nodeUser(admission.Attributes{Operation: admission.Create, Resource: leasesGVR, Namespace: "kube-node-lease", Object: &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}}), ""},
 		{"another lease", nodeUser(admission.Attributes{Operation: admission.Create, Resource: leasesGVR, Namespace: "kube-node-lease", Object: &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "n2"}}}), "same name as the requesting node"},
+		{"remove the local-path finalizer of its own volume", pvUpdate(volume("n1", "kubernetes.io/pv-protection"), volume("n1", "kubernetes.io/pv-protection", "orca.io/local-path-cleanup")), ""},
+		{"remove it from another node's volume", pvUpdate(volume("n2"), volume("n2", "orca.io/local-path-cleanup")), `can only update persistentvolumes labelled orca.io/local-path-node=n1`},
+		{"remove another finalizer", pvUpdate(volume("n1", "orca.io/local-path-cleanup"), volume("n1", "kubernetes.io/pv-protection", "orca.io/local-path-cleanup")), "can only remove the orca.io/local-path-cleanup finalizer"},
+		{"change the path while at it", pvUpdate(elsewhere, volume("n1", "kubernetes.io/pv-protection", "orca.io/local-path-cleanup")), "can only remove the orca.io/local-path-cleanup finalizer"},
+		{"relabel a volume to itself", pvUpdate(volume("n1"), volume("n2", "orca.io/local-path-cleanup")), "can only update persistentvolumes labelled"},
+		{"delete a volume", nodeUser(admission.Attributes{Operation: admission.Delete, Resource: volumesGVR, Name: "pv", OldObject: volume("n1")}), "can only remove"},
 	} {
 		err := New().Validate(context.Background(), tc.a)
 		switch {

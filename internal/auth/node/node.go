@@ -20,6 +20,7 @@ import (
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 
 	"github.com/orca-project/orca/internal/auth/rbac"
+	"github.com/orca-project/orca/internal/localpath"
 )
 
 // Group is the group every node identity belongs to.
@@ -91,7 +92,7 @@ func (a *Authorizer) Authorize(_ context.Context, attrs authorizer.Attributes) (
 			}
 			return a.get(node, kindPVC, attrs)
 		case "/persistentvolumes":
-			return a.get(node, kindPV, attrs)
+			return a.persistentVolume(node, attrs)
 		case "/serviceaccounts":
 			if attrs.GetVerb() == "get" && attrs.GetSubresource() == "" {
 				// The service accounts of its pods, whose UIDs a kubelet
@@ -194,6 +195,29 @@ func nodeObject(node string, attrs authorizer.Attributes) (authorizer.Decision, 
 		}
 	}
 	return authorizer.DecisionNoOpinion, "", nil
+}
+
+// persistentVolume: the volumes of its pods, as upstream; besides, the
+// local-path volumes kept on the node, which it watches by their node
+// label and whose finalizer it removes once their directory is gone
+// (NodeRestriction allows no other change).
+func (a *Authorizer) persistentVolume(node string, attrs authorizer.Attributes) (authorizer.Decision, string, error) {
+	if attrs.GetSubresource() == "" {
+		switch attrs.GetVerb() {
+		case "list", "watch":
+			reqs, _ := attrs.GetLabelSelector()
+			for _, r := range reqs {
+				if r.Key() == localpath.NodeLabel && (r.Operator() == selection.Equals || r.Operator() == selection.DoubleEquals) &&
+					r.Values().Len() == 1 && r.Values().Has(node) {
+					return authorizer.DecisionAllow, "", nil
+				}
+			}
+			return authorizer.DecisionNoOpinion, "can only list/watch persistentvolumes with the " + localpath.NodeLabel + " label selector of the node", nil
+		case "update", "patch":
+			return authorizer.DecisionAllow, "", nil
+		}
+	}
+	return a.get(node, kindPV, attrs)
 }
 
 func (a *Authorizer) pod(node string, attrs authorizer.Attributes) (authorizer.Decision, string, error) {

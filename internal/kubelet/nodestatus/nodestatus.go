@@ -51,8 +51,10 @@ type Machine struct {
 
 // Spec is what the operator asked of the node.
 type Spec struct {
-	Name        string
-	Labels      map[string]string
+	Name   string
+	Labels map[string]string
+	// Annotations the agent publishes (its local-path storage directory).
+	Annotations map[string]string
 	Taints      []v1.Taint
 	Addresses   []v1.NodeAddress
 	KubeletPort int32
@@ -249,7 +251,7 @@ func (r *Reporter) Run(ctx context.Context) error {
 // agent): labels and taints given by flags are applied, others are kept.
 func (r *Reporter) register(ctx context.Context) error {
 	node := &v1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: r.Spec.Name, Labels: r.Spec.Labels},
+		ObjectMeta: metav1.ObjectMeta{Name: r.Spec.Name, Labels: r.Spec.Labels, Annotations: r.Spec.Annotations},
 		Spec:       v1.NodeSpec{Taints: r.Spec.Taints, PodCIDR: r.Spec.PodCIDR},
 	}
 	if r.Spec.PodCIDR != "" {
@@ -272,6 +274,12 @@ func (r *Reporter) register(ctx context.Context) error {
 				labels[k] = v
 			}
 		}
+		annotations := map[string]string{}
+		for k, v := range r.Spec.Annotations {
+			if cur.Annotations[k] != v {
+				annotations[k] = v
+			}
+		}
 		taints := cur.Spec.Taints
 		for _, want := range r.Spec.Taints {
 			found := false
@@ -284,8 +292,8 @@ func (r *Reporter) register(ctx context.Context) error {
 				taints = append(taints, want)
 			}
 		}
-		if len(labels) > 0 || len(taints) != len(cur.Spec.Taints) {
-			patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"labels": labels}, "spec": map[string]any{"taints": taints}})
+		if len(labels) > 0 || len(annotations) > 0 || len(taints) != len(cur.Spec.Taints) {
+			patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"labels": labels, "annotations": annotations}, "spec": map[string]any{"taints": taints}})
 			if _, err := r.Client.CoreV1().Nodes().Patch(ctx, r.Spec.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}); err != nil {
 				return fmt.Errorf("update node labels and taints: %w", err)
 			}

@@ -9,11 +9,13 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/orca-project/orca/internal/localpath"
 )
 
 // setupClaim resolves a claim to its bound volume. Only volumes this node
-// can serve without a driver are supported: hostPath and local, both a
-// host directory used in place.
+// can serve without a driver are supported: hostPath and local (Orca's
+// local-path volumes among them), each a host directory used in place.
 func (m *Manager) setupClaim(ctx context.Context, pod *v1.Pod, claimName string, readOnly, ephemeral bool) (Volume, error) {
 	pvc, err := m.Sources.Claim(ctx, pod.Namespace, claimName)
 	if err == nil {
@@ -40,6 +42,19 @@ func (m *Manager) setupClaim(ctx context.Context, pod *v1.Pod, claimName string,
 	switch {
 	case pv.Spec.HostPath != nil:
 		return setupHostPath(pv.Spec.HostPath.Path, pv.Spec.HostPath.Type, readOnly)
+	case pv.Spec.Local != nil && localpath.Ours(pv):
+		// A local-path volume: its directory is made on first use, below
+		// this node's storage directory only, and given the pod's fsGroup.
+		if m.LocalPathRoot == "" {
+			return Volume{}, fmt.Errorf("local-path volume %s: this node keeps no local-path volumes", pv.Name)
+		}
+		if err := localpath.EnsureDir(m.LocalPathRoot, pv.Spec.Local.Path); err != nil {
+			return Volume{}, fmt.Errorf("local-path volume %s: %w", pv.Name, err)
+		}
+		if err := applyFSGroup(pv.Spec.Local.Path, pod, readOnly); err != nil {
+			return Volume{}, fmt.Errorf("local-path volume %s: %w", pv.Name, err)
+		}
+		return Volume{HostPath: pv.Spec.Local.Path, ReadOnly: readOnly}, nil
 	case pv.Spec.Local != nil:
 		path := filepath.Clean(pv.Spec.Local.Path)
 		info, err := os.Stat(path)
@@ -48,6 +63,9 @@ func (m *Manager) setupClaim(ctx context.Context, pod *v1.Pod, claimName string,
 		}
 		if !info.IsDir() {
 			return Volume{}, fmt.Errorf("local volume %s: %s is not a directory", pv.Name, path)
+		}
+		if err := applyFSGroup(path, pod, readOnly); err != nil {
+			return Volume{}, fmt.Errorf("local volume %s: %w", pv.Name, err)
 		}
 		return Volume{HostPath: path, ReadOnly: readOnly}, nil
 	}

@@ -50,8 +50,11 @@ type Volume struct {
 // concurrently; calls for one pod must not (the kubelet's per-pod worker
 // serialises them).
 type Manager struct {
-	Root    string // pods directory
-	Sources Sources
+	Root string // pods directory
+	// LocalPathRoot is the node's local-path storage directory; the
+	// volumes of local-path claims must lie directly below it.
+	LocalPathRoot string
+	Sources       Sources
 	// Certificates serves clusterTrustBundle and podCertificate
 	// projections; without it they fail.
 	Certificates Certificates

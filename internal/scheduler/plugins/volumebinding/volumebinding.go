@@ -11,10 +11,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/component-helpers/storage/volume"
 
 	"github.com/orca-project/orca/internal/scheduler/framework"
@@ -65,6 +67,8 @@ type state struct {
 	// against volumes.
 	delayed []*v1.PersistentVolumeClaim
 	volumes []*v1.PersistentVolume
+	// classes of the delayed claims, by name, for provisioning.
+	classes map[string]*storagev1.StorageClass
 }
 
 // PreFilter implements framework.PreFilterPlugin. Pods without claims
@@ -96,6 +100,13 @@ func (pl *Plugin) PreFilter(_ context.Context, cs *framework.CycleState, pod *fr
 			continue
 		}
 		s.delayed = append(s.delayed, c)
+		if s.classes == nil {
+			s.classes = map[string]*storagev1.StorageClass{}
+		}
+		name := volume.GetPersistentVolumeClaimClass(c)
+		if class, err := pl.Lister.Class(name); err == nil {
+			s.classes[name] = class
+		}
 	}
 	if unboundImmediate {
 		return framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrReasonUnboundImmediate)
@@ -116,14 +127,20 @@ func (pl *Plugin) PreFilter(_ context.Context, cs *framework.CycleState, pod *fr
 func (pl *Plugin) claims(pod *v1.Pod) ([]*v1.PersistentVolumeClaim, *framework.Status) {
 	var out []*v1.PersistentVolumeClaim
 	for _, vol := range pod.Spec.Volumes {
-		if vol.PersistentVolumeClaim == nil {
+		name, ephemeral := ClaimName(pod, &vol)
+		if name == "" {
 			continue
 		}
-		name := vol.PersistentVolumeClaim.ClaimName
 		c, err := pl.Lister.Claim(pod.Namespace, name)
 		switch {
+		case apierrors.IsNotFound(err) && ephemeral:
+			return nil, framework.NewStatus(framework.UnschedulableAndUnresolvable,
+				fmt.Sprintf("waiting for ephemeral volume controller to create the persistentvolumeclaim %q", name))
 		case apierrors.IsNotFound(err):
 			return nil, framework.NewStatus(framework.UnschedulableAndUnresolvable, err.Error())
+		case err == nil && ephemeral && !metav1.IsControlledBy(c, pod):
+			return nil, framework.NewStatus(framework.UnschedulableAndUnresolvable,
+				fmt.Sprintf("persistentvolumeclaim %q was not created for the pod", name))
 		case err != nil:
 			return nil, framework.AsStatus(fmt.Errorf("get persistentvolumeclaim %q: %w", name, err))
 		case c.Status.Phase == v1.ClaimLost:
@@ -136,6 +153,19 @@ func (pl *Plugin) claims(pod *v1.Pod) ([]*v1.PersistentVolumeClaim, *framework.S
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// ClaimName is the claim a pod's volume uses: its persistentVolumeClaim,
+// or the claim <pod>-<volume> of a generic ephemeral volume; "" for
+// other volumes.
+func ClaimName(pod *v1.Pod, vol *v1.Volume) (name string, ephemeral bool) {
+	switch {
+	case vol.PersistentVolumeClaim != nil:
+		return vol.PersistentVolumeClaim.ClaimName, false
+	case vol.Ephemeral != nil:
+		return pod.Name + "-" + vol.Name, true
+	}
+	return "", false
 }
 
 // bound reports whether the claim is bound to its volume. Upstream reads
@@ -180,7 +210,7 @@ func (*Plugin) Filter(_ context.Context, cs *framework.CycleState, _ *framework.
 	if !ok {
 		return framework.AsStatus(errors.New("volumebinding: unexpected cycle state"))
 	}
-	reasons := Conflicts(s.bound, s.delayed, s.volumes, node.Node)
+	reasons := Conflicts(s.bound, s.delayed, s.volumes, s.classes, node.Node)
 	if len(reasons) == 0 {
 		return nil
 	}
@@ -189,8 +219,9 @@ func (*Plugin) Filter(_ context.Context, cs *framework.CycleState, _ *framework.
 
 // Conflicts lists, in upstream's order, why node cannot host a pod whose
 // bound claims have the volumes bound (nil for a missing volume) and
-// whose delayed claims must find an available volume among volumes.
-func Conflicts(bound []*v1.PersistentVolume, delayed []*v1.PersistentVolumeClaim, volumes []*v1.PersistentVolume, node *v1.Node) []string {
+// whose delayed claims must find an available volume among volumes or
+// be provisioned there by their class (classes by name).
+func Conflicts(bound []*v1.PersistentVolume, delayed []*v1.PersistentVolumeClaim, volumes []*v1.PersistentVolume, classes map[string]*storagev1.StorageClass, node *v1.Node) []string {
 	var nodeConflict, missing, bindConflict bool
 	for _, pv := range bound {
 		if pv == nil {
@@ -214,9 +245,16 @@ func Conflicts(bound []*v1.PersistentVolume, delayed []*v1.PersistentVolumeClaim
 			continue
 		}
 		pv, err := volume.FindMatchingVolume(c, volumes, node, taken, true, true)
-		if err != nil || pv == nil {
+		if err != nil {
 			bindConflict = true
 			break
+		}
+		if pv == nil {
+			if !Provisionable(classes[volume.GetPersistentVolumeClaimClass(c)], node) {
+				bindConflict = true
+				break
+			}
+			continue
 		}
 		taken[pv.Name] = pv
 	}
@@ -232,6 +270,38 @@ func Conflicts(bound []*v1.PersistentVolume, delayed []*v1.PersistentVolumeClaim
 	}
 	return reasons
 }
+
+// Provisionable reports whether a volume of class can be provisioned for
+// node: the class names a provisioner and its allowedTopologies, if any,
+// admit the node's labels, as upstream's checkVolumeProvisions.
+func Provisionable(class *storagev1.StorageClass, node *v1.Node) bool {
+	if class == nil || class.Provisioner == "" || class.Provisioner == NoProvisioner {
+		return false
+	}
+	if len(class.AllowedTopologies) == 0 {
+		return true
+	}
+	for _, term := range class.AllowedTopologies {
+		if topologyMatches(term, node.Labels) {
+			return true
+		}
+	}
+	return false
+}
+
+func topologyMatches(term v1.TopologySelectorTerm, labels map[string]string) bool {
+	for _, req := range term.MatchLabelExpressions {
+		v, ok := labels[req.Key]
+		if !ok || !slices.Contains(req.Values, v) {
+			return false
+		}
+	}
+	return true
+}
+
+// NoProvisioner is the provisioner of classes whose volumes an
+// administrator creates.
+const NoProvisioner = "kubernetes.io/no-provisioner"
 
 // Empty is a Lister that knows no objects.
 type Empty struct{}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/orca-project/orca/internal/scheduler/framework"
 	tu "github.com/orca-project/orca/internal/scheduler/testutil"
@@ -127,9 +128,27 @@ func TestVolumeBinding(t *testing.T) {
 		p.Status.Phase = v1.VolumeBound
 		return p
 	}
+	provisioned := class("local", storagev1.VolumeBindingWaitForFirstConsumer)
+	provisioned.Provisioner = "orca.io/local-path"
+	onlyB := class("only-b", storagev1.VolumeBindingWaitForFirstConsumer)
+	onlyB.Provisioner = "orca.io/local-path"
+	onlyB.AllowedTopologies = []v1.TopologySelectorTerm{{MatchLabelExpressions: []v1.TopologySelectorLabelRequirement{{Key: v1.LabelHostname, Values: []string{"b"}}}}}
 	classes := []*storagev1.StorageClass{
 		class("wffc", storagev1.VolumeBindingWaitForFirstConsumer),
 		class("immediate", storagev1.VolumeBindingImmediate),
+		provisioned, onlyB,
+	}
+	ephemeralPod := func() *v1.Pod {
+		p := tu.Pod("p", "", "")
+		p.UID = "pod-uid"
+		p.Spec.Volumes = []v1.Volume{{Name: "scratch", VolumeSource: v1.VolumeSource{Ephemeral: &v1.EphemeralVolumeSource{}}}}
+		return p
+	}
+	ownedBy := func(uid string) func(*v1.PersistentVolumeClaim) {
+		return func(c *v1.PersistentVolumeClaim) {
+			yes := true
+			c.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: "p", UID: types.UID(uid), Controller: &yes}}
+		}
 	}
 	nodes := []string{"a", "b"}
 	type want struct {
@@ -183,6 +202,18 @@ func TestVolumeBinding(t *testing.T) {
 		{"bound on b and wffc only on a", podWithClaims("x", "y"), []*v1.PersistentVolumeClaim{claim("x", "", "vol"), claim("y", "wffc", "")},
 			[]*v1.PersistentVolume{pv("vol", "", "b"), pv("a1", "wffc", "a")},
 			want{filter: map[string][]string{"a": {ErrReasonNodeConflict}, "b": {ErrReasonBindConflict}}}},
+		{"wffc with a provisioner, no volumes: provisioned anywhere", podWithClaims("data"), []*v1.PersistentVolumeClaim{claim("data", "local", "")}, nil,
+			want{filter: fits}},
+		{"wffc with a provisioner, an available volume is taken first", podWithClaims("data"), []*v1.PersistentVolumeClaim{claim("data", "local", "")}, []*v1.PersistentVolume{pv("local-a", "local", "a")},
+			want{filter: fits}},
+		{"provisioner with allowed topologies", podWithClaims("data"), []*v1.PersistentVolumeClaim{claim("data", "only-b", "")}, nil,
+			want{filter: map[string][]string{"a": {ErrReasonBindConflict}, "b": nil}}},
+		{"ephemeral claim not created yet", ephemeralPod(), nil, nil,
+			want{code: framework.UnschedulableAndUnresolvable, message: `waiting for ephemeral volume controller to create the persistentvolumeclaim "p-scratch"`}},
+		{"ephemeral claim of another pod", ephemeralPod(), []*v1.PersistentVolumeClaim{claim("p-scratch", "local", "", ownedBy("other-uid"))}, nil,
+			want{code: framework.UnschedulableAndUnresolvable, message: `persistentvolumeclaim "p-scratch" was not created for the pod`}},
+		{"ephemeral claim of this pod", ephemeralPod(), []*v1.PersistentVolumeClaim{claim("p-scratch", "local", "", ownedBy("pod-uid"))}, nil,
+			want{filter: fits}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l := &fakeLister{claims: map[string]*v1.PersistentVolumeClaim{}, volumes: map[string]*v1.PersistentVolume{}, classes: map[string]*storagev1.StorageClass{}}
