@@ -15,6 +15,7 @@ import (
 	"github.com/orca-project/orca/internal/scheduler/plugins/podtopologyspread"
 	"github.com/orca-project/orca/internal/scheduler/plugins/tainttoleration"
 	"github.com/orca-project/orca/internal/scheduler/plugins/volumebinding"
+	"github.com/orca-project/orca/internal/scheduler/plugins/volumerestrictions"
 )
 
 // Default returns the default-scheduler profile without a view of
@@ -25,7 +26,8 @@ func Default(percentageOfNodesToScore int) *framework.Framework {
 }
 
 // WithVolumes is the default-scheduler profile reading claims, volumes
-// and storage classes through volumes.
+// and storage classes through volumes (VolumeRestrictions reads claims
+// through it too).
 func WithVolumes(percentageOfNodesToScore int, volumes volumebinding.Lister) *framework.Framework {
 	if volumes == nil {
 		volumes = volumebinding.Empty{}
@@ -41,12 +43,13 @@ func WithVolumes(percentageOfNodesToScore int, volumes volumebinding.Lister) *fr
 		spread   = &podtopologyspread.Plugin{}
 		podAff   = &interpodaffinity.Plugin{}
 		defSprd  = &defaultspread.Plugin{}
+		rwop     = &volumerestrictions.Plugin{Lister: volumes}
 		vols     = &volumebinding.Plugin{Lister: volumes}
 	)
 	return &framework.Framework{
-		PreFilters: []framework.PreFilterPlugin{affinity, vols, spread, podAff},
+		PreFilters: []framework.PreFilterPlugin{affinity, rwop, vols, spread, podAff},
 		// Cheap, decisive filters first: a node rejected early costs less.
-		Filters:   []framework.FilterPlugin{unsched, name, taints, affinity, ports, fit, vols, spread, podAff},
+		Filters:   []framework.FilterPlugin{unsched, name, taints, affinity, ports, fit, rwop, vols, spread, podAff},
 		PreScores: []framework.PreScorePlugin{affinity, spread, podAff, defSprd},
 		Scores: []framework.WeightedScore{
 			{Plugin: taints, Weight: 3},
