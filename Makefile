@@ -8,7 +8,7 @@ BIN       ?= bin/orca
 LDFLAGS   ?= $(shell hack/ldflags.sh)
 export LDFLAGS
 
-.PHONY: all build images up down killall conformance conformance-smoke gateway-conformance test test-unit test-integration fuzz bench bench-extensions bench-scheduler bench-pods bench-proxy bench-dns bench-workloads bench-snapshot bench-failover bench-ha-failover bench-ingress bench-netpol vet clean
+.PHONY: all build images up down killall conformance conformance-smoke gateway-conformance test test-unit test-integration fuzz bench bench-extensions bench-scheduler bench-pods bench-proxy bench-dns bench-workloads bench-snapshot bench-failover bench-ha-failover bench-ingress bench-netpol bench-storage vet clean
 
 all: build
 
@@ -101,6 +101,11 @@ bench-ha-failover:
 ## from an Ingress change to traffic following it; a one-node cluster of the end-to-end harness (root)
 bench-ingress:
 	ORCA_BENCH_INGRESS=1 $(GO) test -ldflags "$(LDFLAGS)" -count=1 -timeout 20m -run 'TestIngressThroughput' -v ./test/e2e/ 2>&1 | grep -E '^(\||Ingress|--- |ok|FAIL)'
+
+## bench-storage: time from claim and pod creation to the pod Running with its local-path volume, 100 at once,
+## next to the same pods with an emptyDir in the same run; a one-node cluster of the end-to-end harness (root)
+bench-storage:
+	ORCA_BENCH_STORAGE=1 $(GO) test -ldflags "$(LDFLAGS)" -count=1 -timeout 40m -run 'TestVolumeStartupTimes' -v ./test/e2e/ 2>&1 | grep -E '^ *(storage_bench_test.go:[0-9]+: )?(\||Storage)|^(--- |ok|FAIL)'
 
 ## bench-netpol: network policy rule sync for 1,000 policies over 5,000 pods in a private network namespace,
 ## against nft -f of the same rules (root; ARGS='-pods N -policies M')

@@ -13,10 +13,15 @@ import (
 	"github.com/orca-project/orca/internal/controller/endpoints"
 	"github.com/orca-project/orca/internal/controller/endpointslice"
 	"github.com/orca-project/orca/internal/controller/endpointslicemirroring"
+	"github.com/orca-project/orca/internal/controller/ephemeral"
 	"github.com/orca-project/orca/internal/controller/garbagecollector"
 	"github.com/orca-project/orca/internal/controller/ingresspublish"
 	"github.com/orca-project/orca/internal/controller/job"
+	"github.com/orca-project/orca/internal/controller/localpath"
 	"github.com/orca-project/orca/internal/controller/namespace"
+	"github.com/orca-project/orca/internal/controller/persistentvolume"
+	"github.com/orca-project/orca/internal/controller/pvcprotection"
+	"github.com/orca-project/orca/internal/controller/pvprotection"
 	"github.com/orca-project/orca/internal/controller/replicaset"
 	"github.com/orca-project/orca/internal/controller/resourcequota"
 	"github.com/orca-project/orca/internal/controller/serviceaccount"
@@ -26,6 +31,7 @@ import (
 	"github.com/orca-project/orca/internal/controller/tokencleaner"
 	"github.com/orca-project/orca/internal/controller/ttlafterfinished"
 	"github.com/orca-project/orca/internal/controller/validatingadmissionpolicystatus"
+	"github.com/orca-project/orca/internal/controller/volumeexpand"
 )
 
 // DefaultControllers are the controllers `orca server` and `orca
@@ -74,6 +80,24 @@ func DefaultControllers() []Descriptor {
 				return nil, err
 			}
 			return ingresspublish.New(c.Client, gw, c.Informers, c.QueueMetrics, c.Log)
+		}},
+		{Name: "ephemeral-volume", Workers: 1, New: func(c *Context) (Controller, error) {
+			return ephemeral.New(c.Client, c.Informers, c.QueueMetrics, c.Log)
+		}},
+		{Name: "local-path-provisioner", Workers: 2, New: func(c *Context) (Controller, error) {
+			return localpath.New(c.Client, c.Informers, c.QueueMetrics, c.Log)
+		}},
+		{Name: "persistentvolume-binder", Workers: 1, New: func(c *Context) (Controller, error) {
+			return persistentvolume.New(c.Client, c.Informers, c.QueueMetrics, c.Log)
+		}},
+		{Name: "persistentvolume-expander", Workers: 1, New: func(c *Context) (Controller, error) {
+			return volumeexpand.New(c.Client, c.Informers, c.QueueMetrics, c.Log)
+		}},
+		{Name: "pv-protection", Workers: 1, New: func(c *Context) (Controller, error) {
+			return pvprotection.New(c.Client, c.Informers, c.QueueMetrics, c.Log)
+		}},
+		{Name: "pvc-protection", Workers: 1, New: func(c *Context) (Controller, error) {
+			return pvcprotection.New(c.Client, c.Informers, c.QueueMetrics, c.Log)
 		}},
 		{Name: "job", Workers: 5, New: func(c *Context) (Controller, error) { return job.New(c.Client, c.Informers, c.QueueMetrics, c.Log) }},
 		{Name: "namespace", Workers: 10, New: func(c *Context) (Controller, error) {

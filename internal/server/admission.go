@@ -16,6 +16,7 @@ import (
 	"github.com/orca-project/orca/internal/admission"
 	certadmission "github.com/orca-project/orca/internal/admission/certificates"
 	"github.com/orca-project/orca/internal/admission/defaultingressclass"
+	"github.com/orca-project/orca/internal/admission/defaultstorageclass"
 	"github.com/orca-project/orca/internal/admission/defaulttolerationseconds"
 	"github.com/orca-project/orca/internal/admission/limitranger"
 	"github.com/orca-project/orca/internal/admission/namespacelifecycle"
@@ -24,9 +25,11 @@ import (
 	"github.com/orca-project/orca/internal/admission/podsecurity"
 	"github.com/orca-project/orca/internal/admission/policy"
 	"github.com/orca-project/orca/internal/admission/priority"
+	"github.com/orca-project/orca/internal/admission/pvcresize"
 	"github.com/orca-project/orca/internal/admission/resourcequota"
 	"github.com/orca-project/orca/internal/admission/runtimeclass"
 	"github.com/orca-project/orca/internal/admission/serviceaccount"
+	"github.com/orca-project/orca/internal/admission/storageprotection"
 	"github.com/orca-project/orca/internal/admission/webhook"
 	"github.com/orca-project/orca/internal/auth/rbac"
 )
@@ -95,6 +98,9 @@ func (p *admissionPlugins) chain(objects admission.Objects) admission.Chain {
 		podsecurity.New(objects, p.podSecurity),
 		priority.New(objects),
 		defaulttolerationseconds.New(),
+		defaultstorageclass.New(objects),
+		storageprotection.New(),
+		pvcresize.New(objects),
 		runtimeclass.New(objects),
 		defaultingressclass.New(objects),
 		certadmission.NewNodePodCertificates(objects),

@@ -98,6 +98,9 @@ type Options struct {
 	DisableScheduler bool
 	// DisableGatewayAPI installs no Gateway API CRDs and no GatewayClass.
 	DisableGatewayAPI bool
+	// DisableLocalStorage creates no local-path StorageClass (the
+	// provisioner still serves classes that name it).
+	DisableLocalStorage bool
 	// AuditPolicyFile is an audit.k8s.io/v1 Policy; without it nothing is
 	// audited, as upstream.
 	AuditPolicyFile string
@@ -512,6 +515,13 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 		cancel()
 		_ = inst.Wait()
 		return nil, err
+	}
+	if !opts.DisableLocalStorage {
+		if err := ensureStorageClass(ctx, opts, tlsDir, ca, port); err != nil {
+			cancel()
+			_ = inst.Wait()
+			return nil, err
+		}
 	}
 	if !opts.DisableGatewayAPI {
 		g.Go(func() error { return ensureGatewayAPI(gctx, opts, tlsDir, ca, port) })

@@ -107,11 +107,8 @@ func TestVolumesAreVisibleInTheContainer(t *testing.T) {
 	t.Cleanup(func() {
 		_ = client.CoreV1().PersistentVolumes().Delete(context.Background(), pvName, metav1.DeleteOptions{})
 	})
-	// No volume binder yet: mark the claim Bound as the binder would.
-	claim.Status.Phase = v1.ClaimBound
-	if _, err := client.CoreV1().PersistentVolumeClaims(ns).UpdateStatus(ctx, claim, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	// The volume controller binds the pair the test reserved for each other.
+	waitClaim(t, ns, "claim", 30*time.Second, "Bound", bound)
 
 	mode := int32(0o400)
 	dirOrCreate := v1.HostPathDirectoryOrCreate

@@ -90,6 +90,12 @@ const IngressClientRole = "system:orca:certificatesigningrequests:ingressclient"
 // endpoints on the nodes that serve, and the Ingresses' status.
 const IngressPublisherController = "ingress-publisher-controller"
 
+// LocalPathProvisionerController is the service account of the
+// built-in local-path provisioner, which makes and deletes the
+// PersistentVolumes of local-path claims (upstream's external
+// provisioners run under a role of this shape).
+const LocalPathProvisionerController = "local-path-provisioner"
+
 func orcaClusterRoles() []rbacv1.ClusterRole {
 	return []rbacv1.ClusterRole{
 		clusterRole(ServerBootstrapRole,
@@ -129,6 +135,12 @@ func orcaClusterRoles() []rbacv1.ClusterRole {
 			rule(read...).groups(legacyGroup).resources("services").build(),
 			rule("patch", "update").groups(legacyGroup).resources("services/status").build(),
 			rule("list", "watch").groups(legacyGroup).resources("nodes").build(),
+			eventsRule(),
+		),
+		controllerRole(LocalPathProvisionerController,
+			rule("get", "list", "watch", "create", "update", "delete").groups(legacyGroup).resources("persistentvolumes").build(),
+			rule("list", "watch").groups(legacyGroup).resources("persistentvolumeclaims", "nodes").build(),
+			rule("list", "watch").groups(storageGroup).resources("storageclasses").build(),
 			eventsRule(),
 		),
 		controllerRole(IngressPublisherController,

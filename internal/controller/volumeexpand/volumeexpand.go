@@ -41,12 +41,13 @@ import (
 	"k8s.io/component-helpers/storage/volume"
 
 	"github.com/orca-project/orca/internal/controller/controllerutil"
+	"github.com/orca-project/orca/internal/localpath"
 )
 
 // LocalPathProvisioner is the name Orca's built-in local-path provisioner
 // records in the pv.kubernetes.io/provisioned-by annotation of the
 // volumes it makes; this controller expands those itself.
-const LocalPathProvisioner = "orca.io/local-path"
+const LocalPathProvisioner = localpath.Provisioner
 
 // AnnResizer names, on a claim, who resizes its volume (upstream's
 // volume.kubernetes.io/storage-resizer).

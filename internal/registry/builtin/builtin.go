@@ -21,6 +21,7 @@ import (
 	"github.com/orca-project/orca/internal/registry/rbac"
 	"github.com/orca-project/orca/internal/registry/resource"
 	"github.com/orca-project/orca/internal/registry/scheduling"
+	"github.com/orca-project/orca/internal/registry/storage"
 	"github.com/orca-project/orca/internal/registry/storageclass"
 	"github.com/orca-project/orca/internal/registry/storagemigration"
 )
@@ -46,7 +47,8 @@ func Resources() []*registry.Resource {
 		networking.Ingressclasses, networking.Ingresses, networking.Ipaddresses,
 		networking.Networkpolicies, networking.Servicecidrs,
 		rbac.Roles, rbac.Rolebindings, rbac.Clusterroles, rbac.Clusterrolebindings,
-		storageclass.Storageclasses,
+		storage.Csidrivers, storage.Csinodes, storage.Csistoragecapacities, storageclass.Storageclasses,
+		storage.Volumeattachments, storage.Volumeattributesclasses,
 		admissionregistration.MutatingAdmissionPolicies, admissionregistration.MutatingAdmissionPolicyBindings,
 		admissionregistration.MutatingWebhookConfigurations, admissionregistration.ValidatingAdmissionPolicies,
 		admissionregistration.ValidatingAdmissionPolicyBindings, admissionregistration.ValidatingWebhookConfigurations,

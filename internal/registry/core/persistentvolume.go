@@ -56,52 +56,91 @@ var supportedReclaimPolicy = sets.New(
 	corev1.PersistentVolumeReclaimDelete, corev1.PersistentVolumeReclaimRecycle, corev1.PersistentVolumeReclaimRetain)
 
 func validatePersistentVolume(pv *corev1.PersistentVolume) field.ErrorList {
+	return validatePersistentVolumeSpec(&pv.Spec, pv.Name, false, field.NewPath("spec"))
+}
+
+// validatePersistentVolumeSpec is upstream's ValidatePersistentVolumeSpec.
+// An inline spec (a VolumeAttachment's, for a CSI volume migrated from a
+// pod's in-tree volume) describes no volume object of its own: it has no
+// capacity, claim, class or node affinity, must be CSI, and is checked as
+// upstream's VolumeAttachment checks it, without the volumeAttributesClass
+// rules.
+func validatePersistentVolumeSpec(spec *corev1.PersistentVolumeSpec, pvName string, inline bool, specPath *field.Path) field.ErrorList {
 	var allErrs field.ErrorList
-	specPath := field.NewPath("spec")
-	spec := &pv.Spec
+	if inline {
+		if spec.ClaimRef != nil {
+			allErrs = append(allErrs, field.Forbidden(specPath.Child("claimRef"), inlineForbidden))
+		}
+		if len(spec.Capacity) != 0 {
+			allErrs = append(allErrs, field.Forbidden(specPath.Child("capacity"), inlineForbidden))
+		}
+		if spec.CSI == nil {
+			allErrs = append(allErrs, field.Required(specPath.Child("csi"), "has to be specified in the context of inline volumes"))
+		}
+	}
 	if len(spec.AccessModes) == 0 {
 		allErrs = append(allErrs, field.Required(specPath.Child("accessModes"), ""))
 	}
 	allErrs = append(allErrs, validateAccessModes(spec.AccessModes, specPath.Child("accessModes"))...)
 
-	capPath := specPath.Child("capacity")
-	if len(spec.Capacity) == 0 {
-		allErrs = append(allErrs, field.Required(capPath, ""))
+	if !inline {
+		capPath := specPath.Child("capacity")
+		if len(spec.Capacity) == 0 {
+			allErrs = append(allErrs, field.Required(capPath, ""))
+		}
+		// Storage is the only capacity a volume has.
+		if _, ok := spec.Capacity[corev1.ResourceStorage]; !ok || len(spec.Capacity) > 1 {
+			allErrs = append(allErrs, field.NotSupported(capPath, spec.Capacity, []corev1.ResourceName{corev1.ResourceStorage}))
+		}
+		for r, q := range spec.Capacity {
+			allErrs = append(allErrs, validateBasicResource(q, capPath.Key(string(r)))...)
+			allErrs = append(allErrs, validatePositiveQuantityValue(q, capPath.Key(string(r)))...)
+		}
 	}
-	// Storage is the only capacity a volume has.
-	if _, ok := spec.Capacity[corev1.ResourceStorage]; !ok || len(spec.Capacity) > 1 {
-		allErrs = append(allErrs, field.NotSupported(capPath, spec.Capacity, []corev1.ResourceName{corev1.ResourceStorage}))
-	}
-	for r, q := range spec.Capacity {
-		allErrs = append(allErrs, validateBasicResource(q, capPath.Key(string(r)))...)
-		allErrs = append(allErrs, validatePositiveQuantityValue(q, capPath.Key(string(r)))...)
-	}
-	if len(spec.PersistentVolumeReclaimPolicy) > 0 && !supportedReclaimPolicy.Has(spec.PersistentVolumeReclaimPolicy) {
-		allErrs = append(allErrs, field.NotSupported(specPath.Child("persistentVolumeReclaimPolicy"), spec.PersistentVolumeReclaimPolicy, sets.List(supportedReclaimPolicy)))
+	if policy := spec.PersistentVolumeReclaimPolicy; len(policy) > 0 {
+		switch {
+		case inline && policy != corev1.PersistentVolumeReclaimRetain:
+			allErrs = append(allErrs, field.Forbidden(specPath.Child("persistentVolumeReclaimPolicy"), "may only be "+string(corev1.PersistentVolumeReclaimRetain)+" in the context of inline volumes"))
+		case !inline && !supportedReclaimPolicy.Has(policy):
+			allErrs = append(allErrs, field.NotSupported(specPath.Child("persistentVolumeReclaimPolicy"), policy, sets.List(supportedReclaimPolicy)))
+		}
 	}
 
 	nodeAffinitySpecified := false
 	if na := spec.NodeAffinity; na != nil {
-		nodeAffinitySpecified = true
-		if na.Required != nil {
+		switch {
+		case inline:
+			allErrs = append(allErrs, field.Forbidden(specPath.Child("nodeAffinity"), inlineForbidden))
+		case na.Required != nil:
+			nodeAffinitySpecified = true
 			allErrs = append(allErrs, validateNodeSelector(na.Required, false, specPath.Child("nodeAffinity").Child("required"))...)
-		} else {
+		default:
+			nodeAffinitySpecified = true
 			allErrs = append(allErrs, field.Required(specPath.Child("nodeAffinity").Child("required"), "must specify required node constraints"))
 		}
 	}
-	allErrs = append(allErrs, validatePersistentVolumeSource(&spec.PersistentVolumeSource, pv.Name, nodeAffinitySpecified, specPath)...)
+	allErrs = append(allErrs, validatePersistentVolumeSource(&spec.PersistentVolumeSource, pvName, nodeAffinitySpecified, specPath)...)
 
 	// Recycling scrubs the volume; on a hostPath of / that is the node.
 	if spec.HostPath != nil && path.Clean(spec.HostPath.Path) == "/" && spec.PersistentVolumeReclaimPolicy == corev1.PersistentVolumeReclaimRecycle {
 		allErrs = append(allErrs, field.Forbidden(specPath.Child("persistentVolumeReclaimPolicy"), "may not be 'recycle' for a hostPath mount of '/'"))
 	}
 	if len(spec.StorageClassName) > 0 {
-		allErrs = append(allErrs, validateName(apivalidation.NameIsDNSSubdomain, spec.StorageClassName, false, specPath.Child("storageClassName"))...)
+		if inline {
+			allErrs = append(allErrs, field.Forbidden(specPath.Child("storageClassName"), inlineForbidden))
+		} else {
+			allErrs = append(allErrs, validateName(apivalidation.NameIsDNSSubdomain, spec.StorageClassName, false, specPath.Child("storageClassName"))...)
+		}
 	}
-	if spec.VolumeMode != nil && !supportedVolumeModes.Has(*spec.VolumeMode) {
-		allErrs = append(allErrs, field.NotSupported(specPath.Child("volumeMode"), *spec.VolumeMode, sets.List(supportedVolumeModes)))
+	if m := spec.VolumeMode; m != nil {
+		switch {
+		case inline && *m != corev1.PersistentVolumeFilesystem:
+			allErrs = append(allErrs, field.Forbidden(specPath.Child("volumeMode"), "may not specify volumeMode other than "+string(corev1.PersistentVolumeFilesystem)+" in the context of inline volumes"))
+		case !inline && !supportedVolumeModes.Has(*m):
+			allErrs = append(allErrs, field.NotSupported(specPath.Child("volumeMode"), *m, sets.List(supportedVolumeModes)))
+		}
 	}
-	if c := spec.VolumeAttributesClassName; c != nil {
+	if c := spec.VolumeAttributesClassName; c != nil && !inline {
 		if len(*c) == 0 {
 			allErrs = append(allErrs, field.Required(specPath.Child("volumeAttributesClassName"), "an empty string is disallowed"))
 		} else {
@@ -113,6 +152,8 @@ func validatePersistentVolume(pv *corev1.PersistentVolume) field.ErrorList {
 	}
 	return allErrs
 }
+
+const inlineForbidden = "may not be specified in the context of inline volumes"
 
 // validatePersistentVolumeSource requires exactly one source and checks it.
 func validatePersistentVolumeSource(s *corev1.PersistentVolumeSource, pvName string, nodeAffinitySpecified bool, fldPath *field.Path) field.ErrorList {

@@ -50,3 +50,19 @@ func ValidateDNS1123Subdomain(value string, fldPath *field.Path) field.ErrorList
 func ValidateTemplateObjectMeta(meta *metav1.ObjectMeta, fldPath *field.Path) field.ErrorList {
 	return validateTemplateObjectMeta(meta, fldPath)
 }
+
+// ValidateInlinePersistentVolumeSpec checks the persistent volume spec a
+// VolumeAttachment carries for a migrated in-tree volume: a CSI source,
+// and none of what belongs to a volume object (capacity, claim, class,
+// node affinity).
+func ValidateInlinePersistentVolumeSpec(spec *corev1.PersistentVolumeSpec, fldPath *field.Path) field.ErrorList {
+	return validatePersistentVolumeSpec(spec, "", true, fldPath)
+}
+
+// DefaultInlinePersistentVolumeSpec fills in an inline persistent volume
+// spec's defaults: those of its source and rounded quantities, not the
+// reclaim policy or volume mode a volume object gets.
+func DefaultInlinePersistentVolumeSpec(spec *corev1.PersistentVolumeSpec) {
+	roundUpResourceList(spec.Capacity)
+	defaultPersistentVolumeSource(&spec.PersistentVolumeSource)
+}

@@ -54,16 +54,18 @@ func defaultStorageClass(obj *storagev1.StorageClass) {
 }
 
 func validateStorageClass(obj *storagev1.StorageClass) field.ErrorList {
-	allErrs := validateProvisioner(obj.Provisioner, field.NewPath("provisioner"))
-	allErrs = append(allErrs, validateParameters(obj.Parameters, field.NewPath("parameters"))...)
+	allErrs := ValidateProvisioner(obj.Provisioner, field.NewPath("provisioner"))
+	allErrs = append(allErrs, ValidateParameters(obj.Parameters, true, field.NewPath("parameters"))...)
 	allErrs = append(allErrs, validateReclaimPolicy(obj.ReclaimPolicy, field.NewPath("reclaimPolicy"))...)
 	allErrs = append(allErrs, validateVolumeBindingMode(obj.VolumeBindingMode, field.NewPath("volumeBindingMode"))...)
 	allErrs = append(allErrs, validateAllowedTopologies(obj.AllowedTopologies, field.NewPath("allowedTopologies"))...)
 	return allErrs
 }
 
-// Provisioner names are matched case-insensitively, hence the lowering.
-func validateProvisioner(provisioner string, fldPath *field.Path) field.ErrorList {
+// ValidateProvisioner checks a provisioner name, which a
+// VolumeAttributesClass's driver name follows too. Provisioner names are
+// matched case-insensitively, hence the lowering.
+func ValidateProvisioner(provisioner string, fldPath *field.Path) field.ErrorList {
 	if len(provisioner) == 0 {
 		return field.ErrorList{field.Required(fldPath, provisioner)}
 	}
@@ -74,9 +76,11 @@ func validateProvisioner(provisioner string, fldPath *field.Path) field.ErrorLis
 	return allErrs
 }
 
-// validateParameters bounds the parameters, which are copied into every
-// provisioning request.
-func validateParameters(params map[string]string, fldPath *field.Path) field.ErrorList {
+// ValidateParameters bounds the parameters, which are copied into every
+// provisioning request (or, for a VolumeAttributesClass, every volume
+// modification, where allowEmpty is false: such a class must say
+// something).
+func ValidateParameters(params map[string]string, allowEmpty bool, fldPath *field.Path) field.ErrorList {
 	if len(params) > maxProvisionerParameterLen {
 		return field.ErrorList{field.TooLong(fldPath, "Provisioner Parameters exceeded max allowed", maxProvisionerParameterLen)}
 	}
@@ -91,6 +95,9 @@ func validateParameters(params map[string]string, fldPath *field.Path) field.Err
 	}
 	if totalSize > maxProvisionerParameterSize {
 		allErrs = append(allErrs, field.TooLong(fldPath, "", maxProvisionerParameterSize))
+	}
+	if !allowEmpty && len(params) == 0 {
+		allErrs = append(allErrs, field.Required(fldPath, "must contain at least one key/value pair"))
 	}
 	return allErrs
 }
