@@ -1,7 +1,7 @@
 // Package noderestriction is upstream's NodeRestriction admission plugin:
 // a node's identity may change only its own Node (and none of its
-// node-restriction.kubernetes.io/ labels), its own Lease, and the pods
-// bound to it; and, Orca's addition, the local-path finalizer of the
+// node-restriction.kubernetes.io/ labels), its own Lease and CSINode, and
+// the pods bound to it; and, Orca's addition, the local-path finalizer of the
 // volumes kept on it. The Node authorizer lets nodes write those kinds at all;
 // this plugin, which sees the objects, narrows it to their own.
 package noderestriction
@@ -15,6 +15,7 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apiserver/pkg/authentication/user"
 
@@ -35,6 +36,7 @@ var (
 	nodesGVR   = corev1.SchemeGroupVersion.WithResource("nodes")
 	leasesGVR  = coordinationv1.SchemeGroupVersion.WithResource("leases")
 	volumesGVR = corev1.SchemeGroupVersion.WithResource("persistentvolumes")
+	csiNodeGVR = storagev1.SchemeGroupVersion.WithResource("csinodes")
 )
 
 // Plugin refuses a node's writes to objects that are not its own.
@@ -66,6 +68,8 @@ func (p *Plugin) Validate(_ context.Context, a *admission.Attributes) error {
 		if objectName(a) != name {
 			err = fmt.Errorf("can only access node lease with the same name as the requesting node")
 		}
+	case csiNodeGVR:
+		err = csiNode(name, a)
 	}
 	if err != nil {
 		return admission.NewForbidden(a, err)
@@ -77,10 +81,25 @@ func objectName(a *admission.Attributes) string {
 	if a.Name != "" {
 		return a.Name
 	}
-	if l, ok := a.Object.(*coordinationv1.Lease); ok {
-		return l.Name
+	switch o := a.Object.(type) {
+	case *coordinationv1.Lease:
+		return o.Name
+	case *storagev1.CSINode:
+		return o.Name
 	}
 	return ""
+}
+
+// csiNode: a node registers its drivers only in the CSINode named after
+// it. Its status stays closed while CSIVolumeHealth is off, as upstream's.
+func csiNode(name string, a *admission.Attributes) error {
+	if objectName(a) != name {
+		return fmt.Errorf("can only access CSINode with the same name as the requesting node")
+	}
+	if a.Subresource == "status" {
+		return fmt.Errorf("CSIVolumeHealth feature gate is disabled")
+	}
+	return nil
 }
 
 func pod(name string, a *admission.Attributes) error {

@@ -7,6 +7,7 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -31,6 +32,9 @@ func TestValidate(t *testing.T) {
 	}
 	elsewhere := volume("n1", "kubernetes.io/pv-protection")
 	elsewhere.Spec.Local.Path = "/etc"
+	csiNode := func(name string) *storagev1.CSINode {
+		return &storagev1.CSINode{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	}
 	pvUpdate := func(pv, old *corev1.PersistentVolume) *admission.Attributes {
 		return nodeUser(admission.Attributes{Operation: admission.Update, Resource: volumesGVR, Name: "pv", Object: pv, OldObject: old})
 	}
@@ -63,6 +67,13 @@ func TestValidate(t *testing.T) {
 		{"change the path while at it", pvUpdate(elsewhere, volume("n1", "kubernetes.io/pv-protection", "orca.io/local-path-cleanup")), "can only remove the orca.io/local-path-cleanup finalizer"},
 		{"relabel a volume to itself", pvUpdate(volume("n1"), volume("n2", "orca.io/local-path-cleanup")), "can only update persistentvolumes labelled"},
 		{"delete a volume", nodeUser(admission.Attributes{Operation: admission.Delete, Resource: volumesGVR, Name: "pv", OldObject: volume("n1")}), "can only remove"},
+		{"create own CSINode", nodeUser(admission.Attributes{Operation: admission.Create, Resource: csiNodeGVR, Name: "n1", Object: csiNode("n1")}), ""},
+		{"create another CSINode", nodeUser(admission.Attributes{Operation: admission.Create, Resource: csiNodeGVR, Name: "n2", Object: csiNode("n2")}), "can only access CSINode with the same name as the requesting node"},
+		{"update own CSINode", nodeUser(admission.Attributes{Operation: admission.Update, Resource: csiNodeGVR, Name: "n1", Object: csiNode("n1"), OldObject: csiNode("n1")}), ""},
+		{"update another CSINode", nodeUser(admission.Attributes{Operation: admission.Update, Resource: csiNodeGVR, Name: "n2", Object: csiNode("n2"), OldObject: csiNode("n2")}), "can only access CSINode with the same name"},
+		{"delete own CSINode", nodeUser(admission.Attributes{Operation: admission.Delete, Resource: csiNodeGVR, Name: "n1", OldObject: csiNode("n1")}), ""},
+		{"delete another CSINode", nodeUser(admission.Attributes{Operation: admission.Delete, Resource: csiNodeGVR, Name: "n2", OldObject: csiNode("n2")}), "can only access CSINode with the same name"},
+		{"CSINode status", nodeUser(admission.Attributes{Operation: admission.Update, Subresource: "status", Resource: csiNodeGVR, Name: "n1", Object: csiNode("n1"), OldObject: csiNode("n1")}), "CSIVolumeHealth feature gate is disabled"},
 	} {
 		err := New().Validate(context.Background(), tc.a)
 		switch {

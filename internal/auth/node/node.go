@@ -1,11 +1,11 @@
 // Package node is upstream's Node authorizer: a kubelet's identity
 // (system:node:NAME in group system:nodes) may read only the Secrets,
 // ConfigMaps, PersistentVolumeClaims, PersistentVolumes and service
-// account tokens of the pods bound to its node, its own Node and Lease,
-// and otherwise what the system:node role's rules allow. Where upstream
-// keeps a graph of every object, Orca walks the node's own pods on each
-// such request: a node holds few pods, and the API server's pod cache is
-// already in memory.
+// account tokens of the pods bound to its node, its own Node, Lease and
+// CSINode, and otherwise what the system:node role's rules allow. Where
+// upstream keeps a graph of every object, Orca walks the node's own pods
+// on each such request: a node holds few pods, and the API server's pod
+// cache is already in memory.
 package node
 
 import (
@@ -108,6 +108,8 @@ func (a *Authorizer) Authorize(_ context.Context, attrs authorizer.Attributes) (
 			return a.related(node, kindServiceAccount, attrs)
 		case "coordination.k8s.io/leases":
 			return lease(node, attrs)
+		case "storage.k8s.io/csinodes":
+			return csiNode(node, attrs)
 		case "/nodes":
 			return nodeObject(node, attrs)
 		case "/pods":
@@ -167,6 +169,29 @@ func lease(node string, attrs authorizer.Attributes) (authorizer.Decision, strin
 	// A create names its lease only in the body: NodeRestriction checks it.
 	if attrs.GetVerb() != "create" && attrs.GetName() != node {
 		return authorizer.DecisionNoOpinion, "can only access node lease with the same name as the requesting node", nil
+	}
+	return authorizer.DecisionAllow, "", nil
+}
+
+// csiNode: a node registers its CSI drivers in the CSINode named after
+// it. As upstream, its status (storage health) is closed while
+// CSIVolumeHealth is off, as it is by default.
+func csiNode(node string, attrs authorizer.Attributes) (authorizer.Decision, string, error) {
+	switch attrs.GetSubresource() {
+	case "":
+		switch attrs.GetVerb() {
+		case "get", "create", "update", "patch", "delete":
+		default:
+			return authorizer.DecisionNoOpinion, "can only get, create, update, patch, or delete a CSINode", nil
+		}
+	case "status":
+		return authorizer.DecisionNoOpinion, "CSINode status access requires CSIVolumeHealth feature", nil
+	default:
+		return authorizer.DecisionNoOpinion, "cannot authorize CSINode subresources", nil
+	}
+	// A create names its CSINode only in the body: NodeRestriction checks it.
+	if attrs.GetVerb() != "create" && attrs.GetName() != node {
+		return authorizer.DecisionNoOpinion, "can only access CSINode with the same name as the requesting node", nil
 	}
 	return authorizer.DecisionAllow, "", nil
 }
