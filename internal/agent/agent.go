@@ -40,6 +40,7 @@ import (
 	"github.com/orca-project/orca/internal/kubelet"
 	"github.com/orca-project/orca/internal/kubelet/containerd"
 	"github.com/orca-project/orca/internal/kubelet/cri"
+	"github.com/orca-project/orca/internal/kubelet/csi"
 	"github.com/orca-project/orca/internal/kubelet/nodestatus"
 	kubeletserver "github.com/orca-project/orca/internal/kubelet/server"
 	"github.com/orca-project/orca/internal/localpath"
@@ -137,7 +138,13 @@ type Options struct {
 const DefaultAPIServerLBPort = 6444
 
 // Dirs are the agent's directories under the data directory.
-type Dirs struct{ Root, Containerd, Pods, Logs, CNIConf, CNIState, TLS string }
+type Dirs struct {
+	Root, Containerd, Pods, Logs, CNIConf, CNIState, TLS string
+	// PluginsRegistry is where CSI drivers put their registration
+	// sockets, Plugins where they keep their own (upstream's
+	// /var/lib/kubelet/plugins_registry and plugins).
+	PluginsRegistry, Plugins string
+}
 
 // DirsOf lays out dataDir/agent.
 func DirsOf(dataDir string) Dirs {
@@ -150,6 +157,9 @@ func DirsOf(dataDir string) Dirs {
 		CNIConf:    filepath.Join(root, "cni", "net.d"),
 		CNIState:   filepath.Join(root, "cni", "state"),
 		TLS:        filepath.Join(root, "tls"),
+
+		PluginsRegistry: filepath.Join(root, "plugins_registry"),
+		Plugins:         filepath.Join(root, "plugins"),
 	}
 }
 
@@ -336,10 +346,12 @@ func Run(ctx context.Context, o Options) error {
 		}
 		networkReady = policies.Admit
 	}
+	csiDrivers := &csi.Registry{Dir: d.PluginsRegistry, Node: o.NodeName, Client: client, Log: log}
 	k := kubelet.New(kubelet.Config{
 		NodeName: o.NodeName, Client: client, Runtime: rt,
-		Volumes: newVolumes(d.Pods, localpath.Root(o.DataDir), client, newImageVolumes(rt, client, recorder), allocatable, log),
-		PodDir:  d.Pods, LogDir: d.Logs, HostIPs: []string{nodeIP},
+		Volumes: newVolumes(d.Pods, localpath.Root(o.DataDir), client, newImageVolumes(rt, client, recorder),
+			csiVolumes{registry: csiDrivers, client: client, node: o.NodeName, staging: filepath.Join(d.Plugins, "kubernetes.io", "csi")}, allocatable, log),
+		PodDir: d.Pods, LogDir: d.Logs, HostIPs: []string{nodeIP},
 		ClusterDNS: o.ClusterDNS, ClusterDomain: o.ClusterDomain, ResolvConf: "/etc/resolv.conf",
 		AllowPrivileged: o.AllowPrivileged, NodeMemory: host.MemoryBytes, Allocatable: allocatable,
 		Log: log, Recorder: recorder, Metrics: reg, PodNetworkReady: networkReady,
@@ -403,6 +415,14 @@ func Run(ctx context.Context, o Options) error {
 	go func() {
 		if err := reporter.Run(ctx); err != nil && ctx.Err() == nil {
 			log.Error("node status", "err", err)
+		}
+	}()
+	if err := os.MkdirAll(d.Plugins, 0o750); err != nil {
+		return fmt.Errorf("agent: %w", err)
+	}
+	go func() {
+		if err := csiDrivers.Run(ctx); err != nil && ctx.Err() == nil {
+			log.Error("csi drivers", "err", err)
 		}
 	}()
 	localVolumes, err := localpath.NewNode(client, o.NodeName, localpath.Root(o.DataDir), log)

@@ -5,13 +5,16 @@ import (
 	"log/slog"
 	"sync"
 
+	csipb "github.com/container-storage-interface/spec/lib/go/csi"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	certificatesv1 "k8s.io/api/certificates/v1"
 	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/orca-project/orca/internal/kubelet/csi"
 	"github.com/orca-project/orca/internal/kubelet/volume"
 )
 
@@ -23,9 +26,9 @@ type volumes struct {
 	pods map[string]map[string]volume.Volume
 }
 
-func newVolumes(root, localPathRoot string, client kubernetes.Interface, images volume.Images, allocatable v1.ResourceList, log *slog.Logger) *volumes {
+func newVolumes(root, localPathRoot string, client kubernetes.Interface, images volume.Images, csi volume.CSI, allocatable v1.ResourceList, log *slog.Logger) *volumes {
 	return &volumes{
-		m: &volume.Manager{Root: root, LocalPathRoot: localPathRoot, Sources: apiSources{client}, Certificates: apiSources{client}, Images: images,
+		m: &volume.Manager{Root: root, LocalPathRoot: localPathRoot, Sources: apiSources{client}, Certificates: apiSources{client}, Images: images, CSI: csi,
 			NodeAllocatable: allocatable, Log: log},
 		pods: map[string]map[string]volume.Volume{},
 	}
@@ -108,3 +111,27 @@ func (s apiSources) CreatePodCertificateRequest(ctx context.Context, pcr *certif
 func (s apiSources) PodCertificateRequest(ctx context.Context, ns, name string) (*certificatesv1.PodCertificateRequest, error) {
 	return s.c.CertificatesV1().PodCertificateRequests(ns).Get(ctx, name, metav1.GetOptions{})
 }
+
+// csiVolumes serves the volume manager's CSI volumes from the node's
+// driver registry and the API.
+type csiVolumes struct {
+	registry *csi.Registry
+	client   kubernetes.Interface
+	node     string
+	staging  string
+}
+
+func (c csiVolumes) NodeClient(driver string) (csipb.NodeClient, error) {
+	return c.registry.NodeClient(driver)
+}
+
+func (c csiVolumes) CSIDriver(ctx context.Context, name string) (*storagev1.CSIDriver, error) {
+	return c.client.StorageV1().CSIDrivers().Get(ctx, name, metav1.GetOptions{})
+}
+
+func (c csiVolumes) VolumeAttachment(ctx context.Context, name string) (*storagev1.VolumeAttachment, error) {
+	return c.client.StorageV1().VolumeAttachments().Get(ctx, name, metav1.GetOptions{})
+}
+
+func (c csiVolumes) NodeName() string    { return c.node }
+func (c csiVolumes) StagingRoot() string { return c.staging }

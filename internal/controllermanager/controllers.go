@@ -3,6 +3,7 @@ package controllermanager
 import (
 	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
+	"github.com/orca-project/orca/internal/controller/attachdetach"
 	"github.com/orca-project/orca/internal/controller/bootstrapsigner"
 	"github.com/orca-project/orca/internal/controller/clusterroleaggregation"
 	"github.com/orca-project/orca/internal/controller/cronjob"
@@ -40,6 +41,9 @@ func DefaultControllers() []Descriptor {
 	return []Descriptor{
 		// Upstream leaves these two to kubeadm to turn on; Orca's nodes join
 		// with bootstrap tokens, so they run by default.
+		{Name: "attachdetach", Workers: 2, New: func(c *Context) (Controller, error) {
+			return attachdetach.New(c.Client, c.Informers, c.QueueMetrics, c.Log)
+		}},
 		{Name: "bootstrapsigner", Workers: 1, New: func(c *Context) (Controller, error) {
 			return bootstrapsigner.New(c.Client, c.QueueMetrics, c.Log)
 		}},

@@ -34,7 +34,10 @@ func (k *Kubelet) syncPod(ctx context.Context, uid types.UID, pod *v1.Pod) (time
 		}
 		k.removePod(ctx, uid, rtp)
 		if err := k.cfg.Volumes.Teardown(string(uid)); err != nil {
+			// A volume still mounted (a CSI driver not answering) must not
+			// be emptied by removing the pod's directory: try again.
 			k.log.Warn("tear down volumes", "uid", uid, "err", err)
+			return 5 * time.Second, false
 		}
 		os.RemoveAll(filepath.Join(k.cfg.PodDir, string(uid)))
 		return 0, true

@@ -13,10 +13,10 @@ import (
 	"github.com/orca-project/orca/internal/localpath"
 )
 
-// setupClaim resolves a claim to its bound volume. Only volumes this node
-// can serve without a driver are supported: hostPath and local (Orca's
-// local-path volumes among them), each a host directory used in place.
-func (m *Manager) setupClaim(ctx context.Context, pod *v1.Pod, claimName string, readOnly, ephemeral bool) (Volume, error) {
+// setupClaim resolves a claim to its bound volume: a CSI driver's, or a
+// host directory used in place (hostPath and local, Orca's local-path
+// volumes among them).
+func (m *Manager) setupClaim(ctx context.Context, pod *v1.Pod, volumeName, claimName string, readOnly, ephemeral bool) (Volume, error) {
 	pvc, err := m.Sources.Claim(ctx, pod.Namespace, claimName)
 	if err == nil {
 		err = checkClaim(pvc)
@@ -40,6 +40,12 @@ func (m *Manager) setupClaim(ctx context.Context, pod *v1.Pod, claimName string,
 		return Volume{}, fmt.Errorf("volume %s has volumeMode %s, but is specified in volumeMounts", pv.Name, v1.PersistentVolumeBlock)
 	}
 	switch {
+	case pv.Spec.CSI != nil:
+		src := pv.Spec.CSI
+		return m.setupCSI(ctx, pod, volumeName, csiSource{
+			driver: src.Driver, volumeID: src.VolumeHandle, fsType: src.FSType, attributes: src.VolumeAttributes,
+			mountFlags: pv.Spec.MountOptions, accessModes: pv.Spec.AccessModes, readOnly: readOnly || src.ReadOnly,
+		})
 	case pv.Spec.HostPath != nil:
 		return setupHostPath(pv.Spec.HostPath.Path, pv.Spec.HostPath.Type, readOnly)
 	case pv.Spec.Local != nil && localpath.Ours(pv):

@@ -24,6 +24,8 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/orca-project/orca/internal/csinames"
 )
 
 // Sources is what volume setup reads from the API (the kubelet implements
@@ -51,6 +53,8 @@ type Volume struct {
 // serialises them).
 type Manager struct {
 	Root string // pods directory
+	// CSI reaches the node's CSI drivers; without it CSI volumes fail.
+	CSI CSI
 	// LocalPathRoot is the node's local-path storage directory; the
 	// volumes of local-path claims must lie directly below it.
 	LocalPathRoot string
@@ -131,13 +135,23 @@ func (m *Manager) setupOne(ctx context.Context, pod *v1.Pod, spec *v1.Volume) (V
 	case spec.Projected != nil:
 		return m.setupProjected(ctx, pod, spec)
 	case spec.PersistentVolumeClaim != nil:
-		return m.setupClaim(ctx, pod, spec.PersistentVolumeClaim.ClaimName, spec.PersistentVolumeClaim.ReadOnly, false)
+		return m.setupClaim(ctx, pod, spec.Name, spec.PersistentVolumeClaim.ClaimName, spec.PersistentVolumeClaim.ReadOnly, false)
+	case spec.CSI != nil:
+		src := spec.CSI
+		fsType := ""
+		if src.FSType != nil {
+			fsType = *src.FSType
+		}
+		return m.setupCSI(ctx, pod, spec.Name, csiSource{
+			driver: src.Driver, volumeID: csinames.InlineVolumeID(string(pod.UID), spec.Name), fsType: fsType, attributes: src.VolumeAttributes,
+			inline: true, readOnly: src.ReadOnly != nil && *src.ReadOnly,
+		})
 	case spec.Image != nil:
 		return m.setupImage(ctx, pod, spec)
 	case spec.Ephemeral != nil:
 		// A generic ephemeral volume is the claim the ephemeral volume
 		// controller created for this pod, named <pod>-<volume>.
-		return m.setupClaim(ctx, pod, pod.Name+"-"+spec.Name, false, true)
+		return m.setupClaim(ctx, pod, spec.Name, pod.Name+"-"+spec.Name, false, true)
 	}
 	return Volume{}, errors.New("no volume plugin matched")
 }
@@ -190,6 +204,11 @@ func (m *Manager) Teardown(podUID string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if err := m.teardownImages(ctx, dir); err != nil {
+		return fmt.Errorf("tear down volumes of pod %s: %w", podUID, err)
+	}
+	// CSI volumes are the drivers' to unmount; what is left mounted
+	// after that is removed like any other mount.
+	if err := m.teardownCSI(ctx, uid); err != nil {
 		return fmt.Errorf("tear down volumes of pod %s: %w", podUID, err)
 	}
 	// Removing files below a mount point that is still mounted would reach
