@@ -323,6 +323,9 @@ func Run(ctx context.Context, o Options) error {
 	}
 	_, allocatable := nodestatus.Capacity(host, spec)
 	runtimeVersion := ver.RuntimeName + "://" + ver.RuntimeVersion
+	csiDrivers := &csi.Registry{Dir: d.PluginsRegistry, Node: o.NodeName, Client: client, Log: log}
+	podVolumes := newVolumes(d.Pods, localpath.Root(o.DataDir), client, newImageVolumes(rt, client, recorder),
+		csiVolumes{registry: csiDrivers, client: client, node: o.NodeName, staging: filepath.Join(d.Plugins, "kubernetes.io", "csi")}, allocatable, log)
 	reporter := &nodestatus.Reporter{
 		Client: client, Spec: spec, Log: log,
 		Observe: func(ctx context.Context) nodestatus.Machine {
@@ -330,6 +333,7 @@ func Run(ctx context.Context, o Options) error {
 			m.RuntimeVersion = runtimeVersion
 			m.KubeletVersion = version.KubernetesGitVersion()
 			observeRuntime(ctx, rt, &m)
+			m.VolumesInUse = podVolumes.InUse()
 			return m
 		},
 	}
@@ -346,11 +350,9 @@ func Run(ctx context.Context, o Options) error {
 		}
 		networkReady = policies.Admit
 	}
-	csiDrivers := &csi.Registry{Dir: d.PluginsRegistry, Node: o.NodeName, Client: client, Log: log}
 	k := kubelet.New(kubelet.Config{
 		NodeName: o.NodeName, Client: client, Runtime: rt,
-		Volumes: newVolumes(d.Pods, localpath.Root(o.DataDir), client, newImageVolumes(rt, client, recorder),
-			csiVolumes{registry: csiDrivers, client: client, node: o.NodeName, staging: filepath.Join(d.Plugins, "kubernetes.io", "csi")}, allocatable, log),
+		Volumes: podVolumes,
 		PodDir: d.Pods, LogDir: d.Logs, HostIPs: []string{nodeIP},
 		ClusterDNS: o.ClusterDNS, ClusterDomain: o.ClusterDomain, ResolvConf: "/etc/resolv.conf",
 		AllowPrivileged: o.AllowPrivileged, NodeMemory: host.MemoryBytes, Allocatable: allocatable,

@@ -61,6 +61,8 @@ func (v *volumes) Teardown(uid string) error {
 
 func (v *volumes) Orphans() ([]string, error) { return v.m.Orphans() }
 
+func (v *volumes) InUse() []v1.UniqueVolumeName { return v.m.InUse() }
+
 // apiSources reads volume sources from the API server.
 type apiSources struct{ c kubernetes.Interface }
 

@@ -574,3 +574,45 @@ func TestCraftedLocalPathVolume(t *testing.T) {
 		t.Errorf("the node removed a directory outside its storage: %v", err)
 	}
 }
+
+// TestStorageQuota: claims are charged to the namespace's quota by
+// count, by size and by class, the default class included, which the
+// claim did not name.
+func TestStorageQuota(t *testing.T) {
+	needCluster(t)
+	ctx := context.Background()
+	ns := namespace(t)
+	if _, err := client.CoreV1().ResourceQuotas(ns).Create(ctx, &v1.ResourceQuota{
+		ObjectMeta: metav1.ObjectMeta{Name: "storage"},
+		Spec: v1.ResourceQuotaSpec{Hard: v1.ResourceList{
+			"persistentvolumeclaims": resource.MustParse("3"),
+			"requests.storage":       resource.MustParse("1Gi"),
+			"local-path.storageclass.storage.k8s.io/requests.storage": resource.MustParse("100Mi"),
+		}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, func() error {
+		q, err := client.CoreV1().ResourceQuotas(ns).Get(ctx, "storage", metav1.GetOptions{})
+		if err != nil || q.Status.Hard == nil {
+			return fmt.Errorf("quota not computed yet: %v", err)
+		}
+		return nil
+	})
+	createClaim(t, ns, newClaim("first", "64Mi"))
+	_, err := client.CoreV1().PersistentVolumeClaims(ns).Create(ctx, newClaim("second", "64Mi"), metav1.CreateOptions{})
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "exceeded quota: storage, requested: local-path.storageclass.storage.k8s.io/requests.storage=64Mi, used: local-path.storageclass.storage.k8s.io/requests.storage=64Mi, limited: local-path.storageclass.storage.k8s.io/requests.storage=100Mi") {
+		t.Errorf("second local-path claim over the class quota: %v", err)
+	}
+	other := func(c *v1.PersistentVolumeClaim) { c.Spec.StorageClassName = ptr.To("other") }
+	createClaim(t, ns, newClaim("elsewhere", "512Mi", other))
+	_, err = client.CoreV1().PersistentVolumeClaims(ns).Create(ctx, newClaim("big", "600Mi", other), metav1.CreateOptions{})
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "exceeded quota: storage, requested: requests.storage=600Mi, used: requests.storage=576Mi, limited: requests.storage=1Gi") {
+		t.Errorf("claim over the size quota: %v", err)
+	}
+	createClaim(t, ns, newClaim("third", "16Mi", other))
+	_, err = client.CoreV1().PersistentVolumeClaims(ns).Create(ctx, newClaim("fourth", "16Mi", other), metav1.CreateOptions{})
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "persistentvolumeclaims=1, used: persistentvolumeclaims=3, limited: persistentvolumeclaims=3") {
+		t.Errorf("claim over the count: %v", err)
+	}
+}

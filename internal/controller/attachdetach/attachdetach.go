@@ -8,13 +8,18 @@
 //
 // The controller is level-triggered per node: it compares the
 // attachments the node's pods need (desired, a pure function of the
-// objects) with those that exist for the node.
+// objects) with those that exist for the node. As upstream, an
+// attachment no pod needs is deleted only once the node no longer
+// reports the volume in use (its status.volumesInUse), or after six
+// minutes of waiting for that.
 package attachdetach
 
 import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
+	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -46,7 +51,14 @@ type Controller struct {
 	volumes     corelisters.PersistentVolumeLister
 	drivers     storagelisters.CSIDriverLister
 	attachments storagelisters.VolumeAttachmentLister
+	nodes       corelisters.NodeLister
 	synced      []cache.InformerSynced
+	clock       func() time.Time
+
+	mu sync.Mutex
+	// unneeded is when each attachment was first found needed by no pod,
+	// for the wait on the node's unmount.
+	unneeded map[string]time.Time
 	queue       workqueue.TypedRateLimitingInterface[string]
 	log         *slog.Logger
 }
@@ -58,12 +70,15 @@ func New(client kubernetes.Interface, factory informers.SharedInformerFactory, m
 	volumeInf := factory.Core().V1().PersistentVolumes()
 	driverInf := factory.Storage().V1().CSIDrivers()
 	vaInf := factory.Storage().V1().VolumeAttachments()
+	nodeInf := factory.Core().V1().Nodes()
 	c := &Controller{
 		client: client,
 		pods:   podInf.Lister(), claims: claimInf.Lister(), volumes: volumeInf.Lister(),
-		drivers: driverInf.Lister(), attachments: vaInf.Lister(),
+		drivers: driverInf.Lister(), attachments: vaInf.Lister(), nodes: nodeInf.Lister(),
 		synced: []cache.InformerSynced{podInf.Informer().HasSynced, claimInf.Informer().HasSynced,
-			volumeInf.Informer().HasSynced, driverInf.Informer().HasSynced, vaInf.Informer().HasSynced},
+			volumeInf.Informer().HasSynced, driverInf.Informer().HasSynced, vaInf.Informer().HasSynced, nodeInf.Informer().HasSynced},
+		clock:    time.Now,
+		unneeded: map[string]time.Time{},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "volume_attachments", MetricsProvider: metrics}),
 		log: log.With("controller", Name),
@@ -143,6 +158,29 @@ func (c *Controller) enqueueAll() {
 	}
 }
 
+// MaxWaitForUnmount is how long a volume no pod needs stays attached
+// while its node still reports it in use, upstream's
+// maxWaitForUnmountDuration: after that it is detached regardless.
+const MaxWaitForUnmount = 6 * time.Minute
+
+// unmountPoll is how often a node's unmount is looked for.
+const unmountPoll = 2 * time.Second
+
+// DetachWait is how long to wait before detaching va, which no pod on
+// its node needs and has not been needed for unneededFor: nothing when
+// the node no longer reports the volume in use (status.volumesInUse), or
+// has waited MaxWaitForUnmount already, or the volume is gone.
+func DetachWait(va *storagev1.VolumeAttachment, pv *v1.PersistentVolume, inUse []v1.UniqueVolumeName, unneededFor time.Duration) time.Duration {
+	if pv == nil || pv.Spec.CSI == nil || unneededFor >= MaxWaitForUnmount {
+		return 0
+	}
+	name := v1.UniqueVolumeName("kubernetes.io/csi/" + pv.Spec.CSI.Driver + "^" + pv.Spec.CSI.VolumeHandle)
+	if !slices.Contains(inUse, name) {
+		return 0
+	}
+	return unmountPoll
+}
+
 // Attachment is one volume a node needs attached.
 type Attachment struct {
 	Driver, Volume, VolumeID string
@@ -211,6 +249,29 @@ func (c *Controller) sync(ctx context.Context, node string) error {
 		}
 		have[va.Name] = true
 		if _, ok := want[va.Name]; ok || va.DeletionTimestamp != nil {
+			c.mu.Lock()
+			delete(c.unneeded, va.Name)
+			c.mu.Unlock()
+			continue
+		}
+		now := c.clock()
+		c.mu.Lock()
+		since, ok := c.unneeded[va.Name]
+		if !ok {
+			since = now
+			c.unneeded[va.Name] = now
+		}
+		c.mu.Unlock()
+		var inUse []v1.UniqueVolumeName
+		if n, err := c.nodes.Get(node); err == nil {
+			inUse = n.Status.VolumesInUse
+		}
+		var pv *v1.PersistentVolume
+		if va.Spec.Source.PersistentVolumeName != nil {
+			pv, _ = c.volumes.Get(*va.Spec.Source.PersistentVolumeName)
+		}
+		if wait := DetachWait(va, pv, inUse, now.Sub(since)); wait > 0 {
+			c.queue.AddAfter(node, wait)
 			continue
 		}
 		err := c.client.StorageV1().VolumeAttachments().Delete(ctx, va.Name, metav1.DeleteOptions{})
@@ -218,6 +279,9 @@ func (c *Controller) sync(ctx context.Context, node string) error {
 			return fmt.Errorf("detach %s: %w", va.Name, err)
 		}
 		c.log.Info("detaching", "attachment", va.Name, "node", node)
+		c.mu.Lock()
+		delete(c.unneeded, va.Name)
+		c.mu.Unlock()
 	}
 	for name, a := range want {
 		if have[name] {

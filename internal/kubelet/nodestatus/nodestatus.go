@@ -47,6 +47,9 @@ type Machine struct {
 	NetworkReady    bool
 	NetworkMessage  string
 	Images          []v1.ContainerImage
+	// VolumesInUse are the attachable volumes mounted on the node, which
+	// the attach/detach controller does not detach.
+	VolumesInUse []v1.UniqueVolumeName
 }
 
 // Spec is what the operator asked of the node.
@@ -170,7 +173,7 @@ func Status(m Machine, s Spec, old v1.NodeStatus, now time.Time) v1.NodeStatus {
 			OperatingSystem: runtime.GOOS, Architecture: runtime.GOARCH,
 		},
 		Images:          m.Images,
-		VolumesInUse:    old.VolumesInUse,
+		VolumesInUse:    m.VolumesInUse,
 		VolumesAttached: old.VolumesAttached,
 	}
 	return st
@@ -319,7 +322,22 @@ func (r *Reporter) report(ctx context.Context, force bool) error {
 	if !force && !significant(st, cur.Status) && now.Sub(r.lastReport) < r.ReportFrequency {
 		return nil
 	}
-	patch, err := json.Marshal(map[string]any{"status": st})
+	body := map[string]any{"status": st}
+	if len(st.VolumesInUse) == 0 && len(cur.Status.VolumesInUse) > 0 {
+		// An empty list is omitted from the patch, which would keep the
+		// old one: null clears it.
+		b, err := json.Marshal(st)
+		if err != nil {
+			return err
+		}
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			return err
+		}
+		m["volumesInUse"] = nil
+		body["status"] = m
+	}
+	patch, err := json.Marshal(body)
 	if err != nil {
 		return err
 	}

@@ -313,3 +313,25 @@ func isMounted(dir string) (bool, error) {
 	real, _ := filepath.EvalSymlinks(dir)
 	return slices.Contains(points, real), nil
 }
+
+// InUse lists the CSI volumes published on the node, by upstream's
+// unique volume names (kubernetes.io/csi/<driver>^<handle>), for the
+// node's status.volumesInUse.
+func (m *Manager) InUse() []v1.UniqueVolumeName {
+	records, _ := filepath.Glob(filepath.Join(m.Root, "*", "volumes", pluginCSI, "*", recordFile))
+	seen := map[v1.UniqueVolumeName]bool{}
+	var out []v1.UniqueVolumeName
+	for _, f := range records {
+		rec, err := readRecord(filepath.Dir(f))
+		if err != nil {
+			continue
+		}
+		name := v1.UniqueVolumeName("kubernetes.io/csi/" + rec.Driver + "^" + rec.VolumeID)
+		if !seen[name] {
+			seen[name] = true
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
