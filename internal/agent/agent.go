@@ -324,8 +324,10 @@ func Run(ctx context.Context, o Options) error {
 	_, allocatable := nodestatus.Capacity(host, spec)
 	runtimeVersion := ver.RuntimeName + "://" + ver.RuntimeVersion
 	csiDrivers := &csi.Registry{Dir: d.PluginsRegistry, Node: o.NodeName, Client: client, Log: log}
-	podVolumes := newVolumes(d.Pods, localpath.Root(o.DataDir), client, newImageVolumes(rt, client, recorder),
-		csiVolumes{registry: csiDrivers, client: client, node: o.NodeName, staging: filepath.Join(d.Plugins, "kubernetes.io", "csi")}, allocatable, log)
+	var podVolumes *volumes
+	podVolumes = newVolumes(d.Pods, localpath.Root(o.DataDir), client, newImageVolumes(rt, client, recorder),
+		csiVolumes{registry: csiDrivers, client: client, node: o.NodeName, staging: filepath.Join(d.Plugins, "kubernetes.io", "csi"),
+			inUse: func() []v1.UniqueVolumeName { return podVolumes.InUse() }}, allocatable, log)
 	reporter := &nodestatus.Reporter{
 		Client: client, Spec: spec, Log: log,
 		Observe: func(ctx context.Context) nodestatus.Machine {
@@ -353,7 +355,7 @@ func Run(ctx context.Context, o Options) error {
 	k := kubelet.New(kubelet.Config{
 		NodeName: o.NodeName, Client: client, Runtime: rt,
 		Volumes: podVolumes,
-		PodDir: d.Pods, LogDir: d.Logs, HostIPs: []string{nodeIP},
+		PodDir:  d.Pods, LogDir: d.Logs, HostIPs: []string{nodeIP},
 		ClusterDNS: o.ClusterDNS, ClusterDomain: o.ClusterDomain, ResolvConf: "/etc/resolv.conf",
 		AllowPrivileged: o.AllowPrivileged, NodeMemory: host.MemoryBytes, Allocatable: allocatable,
 		Log: log, Recorder: recorder, Metrics: reg, PodNetworkReady: networkReady,

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"sync"
 
@@ -11,6 +12,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
@@ -121,6 +123,7 @@ type csiVolumes struct {
 	client   kubernetes.Interface
 	node     string
 	staging  string
+	inUse    func() []v1.UniqueVolumeName
 }
 
 func (c csiVolumes) NodeClient(driver string) (csipb.NodeClient, error) {
@@ -137,3 +140,14 @@ func (c csiVolumes) VolumeAttachment(ctx context.Context, name string) (*storage
 
 func (c csiVolumes) NodeName() string    { return c.node }
 func (c csiVolumes) StagingRoot() string { return c.staging }
+
+// ReportInUse writes the node's volumes in use into its status now,
+// rather than at the next status report.
+func (c csiVolumes) ReportInUse(ctx context.Context) error {
+	patch, err := json.Marshal(map[string]any{"status": map[string]any{"volumesInUse": c.inUse()}})
+	if err != nil {
+		return err
+	}
+	_, err = c.client.CoreV1().Nodes().Patch(ctx, c.node, types.MergePatchType, patch, metav1.PatchOptions{}, "status")
+	return err
+}

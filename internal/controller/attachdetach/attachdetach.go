@@ -59,8 +59,8 @@ type Controller struct {
 	// unneeded is when each attachment was first found needed by no pod,
 	// for the wait on the node's unmount.
 	unneeded map[string]time.Time
-	queue       workqueue.TypedRateLimitingInterface[string]
-	log         *slog.Logger
+	queue    workqueue.TypedRateLimitingInterface[string]
+	log      *slog.Logger
 }
 
 // New builds the controller over the shared informers.

@@ -33,6 +33,10 @@ type CSI interface {
 	// StagingRoot is where volumes are staged, one directory per driver
 	// and volume (upstream's plugins/kubernetes.io/csi).
 	StagingRoot() string
+	// ReportInUse publishes the node's volumes in use (InUse) in its
+	// status at once, so that an attached volume is not detached while
+	// it is being mounted.
+	ReportInUse(ctx context.Context) error
 }
 
 // Upstream's pod information keys in a volume's context.
@@ -92,7 +96,8 @@ func (m *Manager) setupCSI(ctx context.Context, pod *v1.Pod, name string, src cs
 		return Volume{HostPath: target, ReadOnly: src.readOnly}, err
 	}
 	var publishContext map[string]string
-	if !src.inline && attachRequired(obj) {
+	attached := !src.inline && attachRequired(obj)
+	if attached {
 		va, err := m.CSI.VolumeAttachment(ctx, csinames.Attachment(src.volumeID, src.driver, m.CSI.NodeName()))
 		switch {
 		case apierrors.IsNotFound(err):
@@ -115,24 +120,32 @@ func (m *Manager) setupCSI(ctx context.Context, pod *v1.Pod, name string, src cs
 		}
 		if hasCapability(caps, csipb.NodeServiceCapability_RPC_STAGE_UNSTAGE_VOLUME) {
 			staging = csinames.StagingPath(m.CSI.StagingRoot(), src.driver, src.volumeID)
-			if err := os.MkdirAll(staging, 0o750); err != nil {
-				return Volume{}, fmt.Errorf("make staging directory: %w", err)
-			}
-			if _, err := node.NodeStageVolume(cctx, &csipb.NodeStageVolumeRequest{
-				VolumeId: src.volumeID, PublishContext: publishContext, StagingTargetPath: staging,
-				VolumeCapability: capability, VolumeContext: src.attributes,
-			}); err != nil {
-				return Volume{}, fmt.Errorf("rpc error: NodeStageVolume: %w", err)
-			}
 		}
 	}
 	if err := os.MkdirAll(target, 0o750); err != nil {
 		return Volume{}, fmt.Errorf("make target directory: %w", err)
 	}
-	// The record goes first, so that a teardown after a failed publish
-	// still unpublishes what the driver may have done.
+	// The record goes first: it lists the volume in use (InUse), and a
+	// teardown after a failed stage or publish still undoes what the
+	// driver may have done.
 	if err := writeRecord(dir, csiRecord{Driver: src.driver, VolumeID: src.volumeID, StagingPath: staging}); err != nil {
 		return Volume{}, err
+	}
+	if attached {
+		if err := m.CSI.ReportInUse(cctx); err != nil {
+			return Volume{}, fmt.Errorf("report volume %s in use: %w", src.volumeID, err)
+		}
+	}
+	if staging != "" {
+		if err := os.MkdirAll(staging, 0o750); err != nil {
+			return Volume{}, fmt.Errorf("make staging directory: %w", err)
+		}
+		if _, err := node.NodeStageVolume(cctx, &csipb.NodeStageVolumeRequest{
+			VolumeId: src.volumeID, PublishContext: publishContext, StagingTargetPath: staging,
+			VolumeCapability: capability, VolumeContext: src.attributes,
+		}); err != nil {
+			return Volume{}, fmt.Errorf("rpc error: NodeStageVolume: %w", err)
+		}
 	}
 	volumeContext := src.attributes
 	if obj != nil && obj.Spec.PodInfoOnMount != nil && *obj.Spec.PodInfoOnMount {
