@@ -57,4 +57,3 @@ func TestCSIDecisions(t *testing.T) {
 		}
 	}
 }
-
