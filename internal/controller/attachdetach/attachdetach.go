@@ -8,7 +8,7 @@
 //
 // The controller is level-triggered per node: it compares the
 // attachments the node's pods need (desired, a pure function of the
-// objects) with those that exist for the node. As upstream, an
+// objects) with those it made for the node. As upstream, an
 // attachment no pod needs is deleted only once the node no longer
 // reports the volume in use (its status.volumesInUse), or after six
 // minutes of waiting for that.
@@ -16,9 +16,11 @@ package attachdetach
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -181,6 +183,19 @@ func DetachWait(va *storagev1.VolumeAttachment, pv *v1.PersistentVolume, inUse [
 	return unmountPoll
 }
 
+// Managed reports whether va is one this controller makes: named as the
+// kubelet looks for it (csi-<sha256 of volume, driver and node>).
+// Attachments made otherwise, by hand or by another controller, are left
+// alone, as upstream's controller detaches only what it attached.
+func Managed(va *storagev1.VolumeAttachment) bool {
+	name, ok := strings.CutPrefix(va.Name, "csi-")
+	if !ok || len(name) != 64 {
+		return false
+	}
+	_, err := hex.DecodeString(name)
+	return err == nil
+}
+
 // Attachment is one volume a node needs attached.
 type Attachment struct {
 	Driver, Volume, VolumeID string
@@ -248,7 +263,7 @@ func (c *Controller) sync(ctx context.Context, node string) error {
 			continue
 		}
 		have[va.Name] = true
-		if _, ok := want[va.Name]; ok || va.DeletionTimestamp != nil {
+		if _, ok := want[va.Name]; ok || va.DeletionTimestamp != nil || !Managed(va) {
 			c.mu.Lock()
 			delete(c.unneeded, va.Name)
 			c.mu.Unlock()

@@ -1,6 +1,7 @@
 package attachdetach
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -85,6 +86,19 @@ func TestDetachWait(t *testing.T) {
 	} {
 		if got := DetachWait(va, tc.pv, tc.inUse, tc.since) > 0; got != tc.wait {
 			t.Errorf("%s: wait %v, want %v", tc.name, got, tc.wait)
+		}
+	}
+}
+
+func TestManaged(t *testing.T) {
+	for name, want := range map[string]bool{
+		csinames.Attachment("h", "d", "n"): true,
+		"va-e2e-abcde":                     false,
+		"csi-xyz":                          false,
+		"csi-" + strings.Repeat("g", 64):   false,
+	} {
+		if got := Managed(&storagev1.VolumeAttachment{ObjectMeta: metav1.ObjectMeta{Name: name}}); got != want {
+			t.Errorf("Managed(%s) = %v, want %v", name, got, want)
 		}
 	}
 }
