@@ -474,7 +474,12 @@ func TestVolumeExpansion(t *testing.T) {
 	kubectlOK(t, "", "patch", "pvc", "grow", "-n", ns, "-p", `{"spec":{"resources":{"requests":{"storage":"48Mi"}}}}`)
 	c = waitClaim(t, ns, "grow", 30*time.Second, "resized", func(c *v1.PersistentVolumeClaim) bool {
 		q := c.Status.Capacity[v1.ResourceStorage]
-		return q.String() == "48Mi" && len(c.Status.Conditions) == 0
+		for _, cond := range c.Status.Conditions {
+			if cond.Type == v1.PersistentVolumeClaimResizing || cond.Type == v1.PersistentVolumeClaimFileSystemResizePending {
+				return false
+			}
+		}
+		return q.String() == "48Mi" && len(c.Status.AllocatedResourceStatuses) == 0
 	})
 	pv, err := client.CoreV1().PersistentVolumes().Get(ctx, c.Spec.VolumeName, metav1.GetOptions{})
 	if q := pv.Spec.Capacity[v1.ResourceStorage]; err != nil || q.String() != "48Mi" {

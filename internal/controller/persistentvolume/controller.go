@@ -278,21 +278,20 @@ func (c *Controller) bind(ctx context.Context, pv *v1.PersistentVolume, claim *v
 	return nil
 }
 
-// boundStatus is a bound claim's status: the volume's access modes and
-// capacity. A capacity already recorded larger than the volume's is a
-// resize in progress and stays.
+// boundStatus is a bound claim's status: the volume's access modes, and
+// its capacity when the claim becomes Bound. As upstream, a bound claim's
+// capacity is left alone afterwards: it is the expand controller's (or
+// the resizer's), and differs from the volume's while a resize is under
+// way.
 func boundStatus(cur v1.PersistentVolumeClaimStatus, pv *v1.PersistentVolume) v1.PersistentVolumeClaimStatus {
 	out := *cur.DeepCopy()
-	out.Phase = v1.ClaimBound
 	out.AccessModes = pv.Spec.AccessModes
-	if q, ok := pv.Spec.Capacity[v1.ResourceStorage]; ok {
-		if have, ok := out.Capacity[v1.ResourceStorage]; !ok || have.Cmp(q) < 0 {
-			if out.Capacity == nil {
-				out.Capacity = v1.ResourceList{}
-			}
-			out.Capacity[v1.ResourceStorage] = q
+	if cur.Phase != v1.ClaimBound {
+		if q, ok := pv.Spec.Capacity[v1.ResourceStorage]; ok {
+			out.Capacity = v1.ResourceList{v1.ResourceStorage: q}
 		}
 	}
+	out.Phase = v1.ClaimBound
 	return out
 }
 

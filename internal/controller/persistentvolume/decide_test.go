@@ -211,3 +211,20 @@ func TestDecideVolume(t *testing.T) {
 		})
 	}
 }
+
+// A claim's capacity is the volume's when it becomes Bound, and left to
+// the expand controller afterwards.
+func TestBoundStatus(t *testing.T) {
+	vol := pv("v", "manual", "2Gi")
+	vol.Spec.AccessModes = []v1.PersistentVolumeAccessMode{v1.ReadWriteOncePod}
+	got := boundStatus(v1.PersistentVolumeClaimStatus{Phase: v1.ClaimPending}, vol)
+	if q := got.Capacity[v1.ResourceStorage]; got.Phase != v1.ClaimBound || q.String() != "2Gi" || got.AccessModes[0] != v1.ReadWriteOncePod {
+		t.Errorf("becoming bound: %+v", got)
+	}
+	resizing := v1.PersistentVolumeClaimStatus{Phase: v1.ClaimBound, Capacity: v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")},
+		AllocatedResources: v1.ResourceList{v1.ResourceStorage: resource.MustParse("2Gi")}}
+	got = boundStatus(resizing, vol)
+	if q := got.Capacity[v1.ResourceStorage]; q.String() != "1Gi" || got.AllocatedResources == nil {
+		t.Errorf("bound already, volume grown under a resize: %+v", got)
+	}
+}

@@ -168,7 +168,13 @@ func NeedsExpansion(pvc *v1.PersistentVolumeClaim) bool {
 	}
 	req := pvc.Spec.Resources.Requests[v1.ResourceStorage]
 	capacity := pvc.Status.Capacity[v1.ResourceStorage]
-	return req.Cmp(capacity) > 0
+	if req.Cmp(capacity) > 0 {
+		return true
+	}
+	// An expansion marked under way is finished even when the capacity
+	// already reads as asked (a write interrupted between the volume and
+	// the claim's last status).
+	return pvc.Status.AllocatedResourceStatuses[v1.ResourceStorage] == v1.PersistentVolumeClaimControllerResizeInProgress
 }
 
 // Action is what the controller does for a claim that needs expanding.

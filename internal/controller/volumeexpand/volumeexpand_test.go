@@ -67,6 +67,8 @@ func TestNeedsExpansion(t *testing.T) {
 	pending.Status.Phase = v1.ClaimPending
 	unnamed := claim("2Gi", "1Gi")
 	unnamed.Spec.VolumeName = ""
+	interrupted := claim("2Gi", "2Gi")
+	interrupted.Status.AllocatedResourceStatuses = map[v1.ResourceName]v1.ClaimResourceStatus{v1.ResourceStorage: v1.PersistentVolumeClaimControllerResizeInProgress}
 	for _, tc := range []struct {
 		name string
 		pvc  *v1.PersistentVolumeClaim
@@ -78,6 +80,7 @@ func TestNeedsExpansion(t *testing.T) {
 		{"no capacity recorded", claim("1Gi", ""), true},
 		{"not bound", pending, false},
 		{"bound without a volume name", unnamed, false},
+		{"capacity as asked, resize still marked under way", interrupted, true},
 	} {
 		if got := NeedsExpansion(tc.pvc); got != tc.want {
 			t.Errorf("%s: NeedsExpansion = %v", tc.name, got)
