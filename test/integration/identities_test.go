@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
@@ -173,4 +174,69 @@ func mustPod(t *testing.T, ns, name string) *corev1.Pod {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// TestLocalPathNodeRights: a node's credentials list only the local-path
+// volumes labelled with its name, and may take the local-path finalizer
+// off one of them, changing nothing else, and nothing of another node's.
+func TestLocalPathNodeRights(t *testing.T) {
+	ctx := context.Background()
+	for _, n := range []string{"lp-n1", "lp-n2"} {
+		pv := &corev1.PersistentVolume{
+			ObjectMeta: metav1.ObjectMeta{Name: "lp-" + n, Labels: map[string]string{"orca.io/local-path-node": n},
+				Finalizers: []string{"orca.io/local-path-cleanup"}},
+			Spec: corev1.PersistentVolumeSpec{
+				Capacity:               corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")},
+				AccessModes:            []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				PersistentVolumeSource: corev1.PersistentVolumeSource{Local: &corev1.LocalVolumeSource{Path: "/var/lib/orca/storage/" + n}},
+				NodeAffinity: &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+					MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "kubernetes.io/hostname", Operator: corev1.NodeSelectorOpIn, Values: []string{n}}},
+				}}}},
+			},
+		}
+		if _, err := client.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_, _ = client.CoreV1().PersistentVolumes().Patch(context.Background(), "lp-"+n, types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
+			_ = client.CoreV1().PersistentVolumes().Delete(context.Background(), "lp-"+n, metav1.DeleteOptions{})
+		})
+	}
+	n1 := certClient(t, "system:node:lp-n1", "system:nodes")
+	list, err := n1.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{LabelSelector: "orca.io/local-path-node=lp-n1"})
+	allowed(t, "node lists its local-path volumes", err)
+	if err == nil && (len(list.Items) != 1 || list.Items[0].Name != "lp-lp-n1") {
+		t.Errorf("node's list: %v", list.Items)
+	}
+	_, err = n1.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{LabelSelector: "orca.io/local-path-node=lp-n2"})
+	forbidden(t, "node lists another node's volumes", err, "can only list/watch persistentvolumes with the orca.io/local-path-node label selector of the node")
+	_, err = n1.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{})
+	forbidden(t, "node lists every volume", err, `cannot list resource "persistentvolumes"`)
+
+	// As the node does it: an update of the volume it read, less the
+	// finalizer; pv-protection's stays.
+	release := func(name string, also func(*corev1.PersistentVolume)) error {
+		pv, err := client.CoreV1().PersistentVolumes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var keep []string
+		for _, f := range pv.Finalizers {
+			if f != "orca.io/local-path-cleanup" {
+				keep = append(keep, f)
+			}
+		}
+		pv.Finalizers = keep
+		if also != nil {
+			also(pv)
+		}
+		_, err = n1.CoreV1().PersistentVolumes().Update(ctx, pv, metav1.UpdateOptions{})
+		return err
+	}
+	err = release("lp-lp-n1", func(pv *corev1.PersistentVolume) { pv.Labels["orca.io/local-path-node"] = "lp-n2" })
+	forbidden(t, "node relabels its volume while releasing it", err, `node "lp-n1" can only remove the orca.io/local-path-cleanup finalizer of persistentvolumes`)
+	err = release("lp-lp-n2", nil)
+	forbidden(t, "node releases another node's volume", err, `node "lp-n1" can only update persistentvolumes labelled orca.io/local-path-node=lp-n1`)
+	err = release("lp-lp-n1", nil)
+	allowed(t, "node removes the local-path finalizer of its own volume", err)
 }
