@@ -6,6 +6,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 func TestDisruptionPatch(t *testing.T) {
@@ -38,5 +39,21 @@ func TestDisruptionPatch(t *testing.T) {
 	victim.Status.Conditions = []v1.PodCondition{{Type: v1.DisruptionTarget, Status: v1.ConditionTrue, Reason: v1.PodReasonPreemptionByScheduler}}
 	if p := disruptionPatch(victim, now); p != nil {
 		t.Errorf("patch for a marked victim = %s, want none", p)
+	}
+}
+
+func TestOlderThan(t *testing.T) {
+	claim := func(rv string) *v1.PersistentVolumeClaim {
+		return &v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{ResourceVersion: rv}}
+	}
+	for _, tc := range []struct {
+		cached, written string
+		want            bool
+	}{
+		{"9", "10", true}, {"10", "10", false}, {"11", "10", false}, {"", "10", false},
+	} {
+		if got := olderThan(claim(tc.cached), claim(tc.written)); got != tc.want {
+			t.Errorf("olderThan(%q, %q) = %v", tc.cached, tc.written, got)
+		}
 	}
 }

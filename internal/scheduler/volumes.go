@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -101,11 +102,14 @@ func (s *Scheduler) bindVolumes(ctx context.Context, pod *v1.Pod, node string) e
 			return fmt.Errorf("bind volume %q to claim %q: %w", pv.Name, pv.Spec.ClaimRef.Name, err)
 		}
 	}
-	provisioning := map[string]bool{}
+	// written are the claims as this pass wrote them: until the
+	// informer has caught up with a write, its older copy is not read as
+	// the provisioner handing the claim back.
+	written := map[string]*v1.PersistentVolumeClaim{}
 	for _, c := range a.Claims {
-		provisioning[c.Name] = true
 		if err := s.write(ctx, func(ctx context.Context) error {
-			_, err := s.client.CoreV1().PersistentVolumeClaims(c.Namespace).Update(ctx, c, metav1.UpdateOptions{})
+			out, err := s.client.CoreV1().PersistentVolumeClaims(c.Namespace).Update(ctx, c, metav1.UpdateOptions{})
+			written[c.Name] = out
 			return err
 		}); err != nil {
 			return fmt.Errorf("select node for claim %q: %w", c.Name, err)
@@ -122,7 +126,11 @@ func (s *Scheduler) bindVolumes(ctx context.Context, pod *v1.Pod, node string) e
 			if c.UID != w.UID {
 				return false, fmt.Errorf("persistentvolumeclaim %q was replaced", w.Name)
 			}
-			done, err := volumebinding.Settled(c, node, provisioning[c.Name])
+			ours := written[c.Name]
+			if ours != nil && olderThan(c, ours) {
+				return false, nil
+			}
+			done, err := volumebinding.Settled(c, node, ours != nil)
 			if !done || err != nil {
 				return false, err
 			}
@@ -133,6 +141,14 @@ func (s *Scheduler) bindVolumes(ctx context.Context, pod *v1.Pod, node string) e
 		return fmt.Errorf("binding volumes: %w", err)
 	}
 	return nil
+}
+
+// olderThan reports whether the cached claim predates the written one.
+// Resource versions are etcd revisions here, so their order is theirs.
+func olderThan(cached, written *v1.PersistentVolumeClaim) bool {
+	a, err1 := strconv.ParseUint(cached.ResourceVersion, 10, 64)
+	b, err2 := strconv.ParseUint(written.ResourceVersion, 10, 64)
+	return err1 == nil && err2 == nil && a < b
 }
 
 func (s *Scheduler) write(ctx context.Context, f func(context.Context) error) error {
