@@ -21,6 +21,8 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
+
+	"github.com/orca-project/orca/internal/controller/controllerutil"
 )
 
 // Node keeps the directories of the local-path volumes of one node: it
@@ -74,25 +76,11 @@ func (n *Node) Run(ctx context.Context) error {
 	n.factory.Start(ctx.Done())
 	defer n.factory.Shutdown()
 	n.factory.WaitForCacheSync(ctx.Done())
-	go wait.UntilWithContext(ctx, n.worker, time.Second)
+	go wait.UntilWithContext(ctx, func(ctx context.Context) {
+		controllerutil.ProcessQueue(ctx, n.queue, n.sync, n.log, "volume")
+	}, time.Second)
 	<-ctx.Done()
 	return nil
-}
-
-func (n *Node) worker(ctx context.Context) {
-	for {
-		name, quit := n.queue.Get()
-		if quit {
-			return
-		}
-		if err := n.sync(ctx, name); err != nil {
-			n.log.Warn("sync failed; retrying", "volume", name, "err", err)
-			n.queue.AddRateLimited(name)
-		} else {
-			n.queue.Forget(name)
-		}
-		n.queue.Done(name)
-	}
 }
 
 func (n *Node) sync(ctx context.Context, name string) error {
