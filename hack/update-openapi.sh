@@ -27,6 +27,7 @@ packages=(
   k8s.io/api/authentication/v1
   k8s.io/api/authorization/v1
   k8s.io/api/autoscaling/v1
+  k8s.io/api/autoscaling/v2
   k8s.io/api/batch/v1
   k8s.io/api/certificates/v1
   k8s.io/api/coordination/v1
@@ -35,6 +36,7 @@ packages=(
   k8s.io/api/flowcontrol/v1
   k8s.io/api/networking/v1
   k8s.io/api/node/v1
+  k8s.io/api/policy/v1
   k8s.io/api/rbac/v1
   k8s.io/api/resource/v1
   k8s.io/api/scheduling/v1
@@ -43,6 +45,7 @@ packages=(
   k8s.io/api/storagemigration/v1
   k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1
   k8s.io/kube-aggregator/pkg/apis/apiregistration/v1
+  k8s.io/metrics/pkg/apis/metrics/v1beta1
   k8s.io/apimachinery/pkg/apis/meta/v1
   k8s.io/apimachinery/pkg/runtime
   k8s.io/apimachinery/pkg/util/intstr
