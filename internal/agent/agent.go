@@ -43,6 +43,7 @@ import (
 	"github.com/orca-project/orca/internal/kubelet/csi"
 	"github.com/orca-project/orca/internal/kubelet/nodestatus"
 	kubeletserver "github.com/orca-project/orca/internal/kubelet/server"
+	"github.com/orca-project/orca/internal/kubelet/stats"
 	"github.com/orca-project/orca/internal/localpath"
 	"github.com/orca-project/orca/internal/netpol"
 	"github.com/orca-project/orca/internal/nodeaddr"
@@ -371,6 +372,12 @@ func Run(ctx context.Context, o Options) error {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("ok")) })
+	collector := stats.New(stats.Config{
+		NodeName: o.NodeName, Pods: k.StatsPods, Runtime: rt,
+		RootDir: o.DataDir, RuntimeDir: d.Containerd, SandboxImage: imagebuild.PauseRef, Log: log,
+	})
+	go collector.Run(ctx)
+	kubeletserver.RegisterStats(mux, collector)
 	mux.Handle("/", kubeletserver.New(kubelet.Streaming{K: k}, log))
 	// Every path, as upstream's kubelet with webhook authentication and
 	// authorization: the node's own identity asks the API server about
