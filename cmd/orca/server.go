@@ -112,6 +112,8 @@ func newServerCommand() *cobra.Command {
 	f.BoolVar(&opts.DisableControllerManager, "disable-controller-manager", false, "do not run the controllers in this process (run orca controller-manager instead)")
 	f.BoolVar(&opts.DisableScheduler, "disable-scheduler", false, "do not run the scheduler in this process (run orca scheduler instead)")
 	f.BoolVar(&opts.DisableGatewayAPI, "disable-gateway-api", false, "do not install the Gateway API's CRDs and Orca's GatewayClass")
+	f.BoolVar(&opts.DisableMetrics, "disable-metrics", false, "do not serve the resource metrics API (metrics.k8s.io, `kubectl top`) nor scrape the kubelets for it")
+	f.DurationVar(&opts.MetricResolution, "metric-resolution", 15*time.Second, "how often the kubelets are scraped for the resource metrics API")
 	f.BoolVar(&opts.DisableLocalStorage, "disable-local-storage", false, "do not create the local-path StorageClass (the cluster's default class, volumes in a directory of the node a pod runs on)")
 	f.StringVar(&opts.AuditPolicyFile, "audit-policy-file", "", "path to the file that defines the audit policy configuration (audit.k8s.io/v1 Policy); without it nothing is audited")
 	f.StringVar(&opts.AuditLog.Path, "audit-log-path", "", "if set, audited requests are logged to this file, one JSON event per line; '-' means standard out")

@@ -28,15 +28,21 @@ func (s *Server) serveComputed(w http.ResponseWriter, r *http.Request, res *reso
 	}
 }
 
-// computed returns the objects of a Computed resource that match (all,
-// for a nil match), as its source makes them now.
-func (s *Server) computed(ctx context.Context, res *resource, match func(runtime.Object) bool) []runtime.Object {
+// computed returns the objects of a Computed resource in namespace (every
+// namespace when empty) that match (all, for a nil match), as its source
+// makes them now.
+func (s *Server) computed(ctx context.Context, res *resource, namespace string, match func(runtime.Object) bool) []runtime.Object {
 	source := s.cfg.Computed[res.GroupVersionResource()]
 	if source == nil {
 		return nil
 	}
 	var out []runtime.Object
 	for _, o := range source(ctx) {
+		if namespace != "" {
+			if m, err := meta.Accessor(o); err != nil || m.GetNamespace() != namespace {
+				continue
+			}
+		}
 		if match == nil || match(o) {
 			out = append(out, o)
 		}
@@ -45,8 +51,8 @@ func (s *Server) computed(ctx context.Context, res *resource, match func(runtime
 }
 
 // computedGet is get for a Computed resource.
-func (s *Server) computedGet(ctx context.Context, res *resource, name string) (runtime.Object, error) {
-	for _, o := range s.computed(ctx, res, nil) {
+func (s *Server) computedGet(ctx context.Context, res *resource, namespace, name string) (runtime.Object, error) {
+	for _, o := range s.computed(ctx, res, namespace, nil) {
 		if m, err := meta.Accessor(o); err == nil && m.GetName() == name {
 			return o, nil
 		}

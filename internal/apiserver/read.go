@@ -46,7 +46,7 @@ func (s *Server) handleGet(w http.ResponseWriter, r *http.Request, res *resource
 // cache; anything else is a linearizable read of etcd, as upstream.
 func (s *Server) get(ctx context.Context, res *resource, ns, name, rv string) (runtime.Object, error) {
 	if res.Computed {
-		return s.computedGet(ctx, res, name)
+		return s.computedGet(ctx, res, ns, name)
 	}
 	if rv == "0" {
 		obj, _, ok := res.cache.Get(res.key(ns, name))
@@ -222,7 +222,7 @@ func (s *Server) list(ctx context.Context, res *resource, o *listOptions) ([]run
 	match := o.matcher(res)
 	if res.Computed {
 		// Made at the request: no revision, no pages.
-		return s.computed(ctx, res, match), 0, "", nil, nil
+		return s.computed(ctx, res, o.namespace, match), 0, "", nil, nil
 	}
 	prefix := res.prefix
 	if o.namespace != "" {

@@ -101,6 +101,11 @@ type Options struct {
 	// DisableLocalStorage creates no local-path StorageClass (the
 	// provisioner still serves classes that name it).
 	DisableLocalStorage bool
+	// DisableMetrics serves no metrics.k8s.io and scrapes no kubelets.
+	DisableMetrics bool
+	// MetricResolution is how often kubelets are scraped for the
+	// resource metrics (metrics-server's --metric-resolution); 15 s when 0.
+	MetricResolution time.Duration
 	// AuditPolicyFile is an audit.k8s.io/v1 Policy; without it nothing is
 	// audited, as upstream.
 	AuditPolicyFile string
@@ -392,11 +397,12 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 		return nil, err
 	}
 	components := newComponentProbes(store)
+	metricsServer := newMetricsServer(opts, kubeletTLS)
 	api, err = apiserver.New(apiserver.Config{
-		Computed:          components.source(),
+		Computed:          computedSources(components, metricsServer),
 		Admission:         plugins.chain,
 		Store:             store,
-		Resources:         builtin.Resources(),
+		Resources:         servedResources(builtin.Resources(), opts),
 		Version:           version.Info(),
 		Log:               opts.Log,
 		Metrics:           reg,
@@ -544,6 +550,11 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 		return nil, err
 	}
 	if err := startDefaultServiceCIDR(gctx, opts, tlsDir, ca, port, alloc.IPs.String(), g.Go); err != nil {
+		cancel()
+		_ = inst.Wait()
+		return nil, err
+	}
+	if err := startMetricsServer(gctx, opts, tlsDir, ca, port, metricsServer, g.Go); err != nil {
 		cancel()
 		_ = inst.Wait()
 		return nil, err

@@ -96,8 +96,16 @@ const IngressPublisherController = "ingress-publisher-controller"
 // provisioners run under a role of this shape).
 const LocalPathProvisionerController = "local-path-provisioner"
 
+// AggregatedMetricsReader is metrics-server's role over the resource
+// metrics API, aggregated into view, edit and admin.
+const AggregatedMetricsReader = "system:aggregated-metrics-reader"
+
 func orcaClusterRoles() []rbacv1.ClusterRole {
 	return []rbacv1.ClusterRole{
+		{
+			ObjectMeta: defaultMeta(AggregatedMetricsReader, "", map[string]string{aggregateToView: "true", aggregateToEdit: "true", aggregateToAdmin: "true"}),
+			Rules:      []rbacv1.PolicyRule{rule("get", "list", "watch").groups("metrics.k8s.io").resources("pods", "nodes").build()},
+		},
 		clusterRole(ServerBootstrapRole,
 			rule("get").urls(ServerBootstrapPath).build(),
 		),

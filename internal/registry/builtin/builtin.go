@@ -16,6 +16,7 @@ import (
 	"github.com/orca-project/orca/internal/registry/discovery"
 	"github.com/orca-project/orca/internal/registry/events"
 	"github.com/orca-project/orca/internal/registry/flowcontrol"
+	"github.com/orca-project/orca/internal/registry/metrics"
 	"github.com/orca-project/orca/internal/registry/networking"
 	"github.com/orca-project/orca/internal/registry/node"
 	"github.com/orca-project/orca/internal/registry/rbac"
@@ -62,5 +63,6 @@ func Resources() []*registry.Resource {
 		resource.Resourceslices, resource.Devicetaintrules,
 		flowcontrol.Flowschemas, flowcontrol.Prioritylevelconfigurations,
 		storagemigration.Storageversionmigrations,
+		metrics.NodeMetrics, metrics.PodMetrics,
 	}
 }
