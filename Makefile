@@ -8,7 +8,7 @@ BIN       ?= bin/orca
 LDFLAGS   ?= $(shell hack/ldflags.sh)
 export LDFLAGS
 
-.PHONY: all build images up down killall conformance conformance-smoke gateway-conformance test test-unit test-integration fuzz bench bench-extensions bench-scheduler bench-pods bench-proxy bench-dns bench-workloads bench-snapshot bench-failover bench-ha-failover bench-ingress bench-netpol bench-storage vet clean
+.PHONY: all build images up down killall conformance conformance-smoke gateway-conformance test test-unit test-integration fuzz bench bench-extensions bench-scheduler bench-pods bench-proxy bench-dns bench-workloads bench-snapshot bench-failover bench-ha-failover bench-ingress bench-netpol bench-storage bench-metrics vet clean
 
 all: build
 
@@ -106,6 +106,11 @@ bench-ingress:
 ## next to the same pods with an emptyDir in the same run; a one-node cluster of the end-to-end harness (root)
 bench-storage:
 	ORCA_BENCH_STORAGE=1 $(GO) test -ldflags "$(LDFLAGS)" -count=1 -timeout 40m -run 'TestVolumeStartupTimes' -v ./test/e2e/ 2>&1 | grep -E '^ *(storage_bench_test.go:[0-9]+: )?(\||Storage)|^(--- |ok|FAIL)'
+
+## bench-metrics: the agent's CPU and RSS with 100 pods while /stats/summary is scraped every 15 s, next to
+## the same agent with nobody asking, in the same run; a one-node cluster of the end-to-end harness (root)
+bench-metrics:
+	ORCA_BENCH_METRICS=1 $(GO) test -ldflags "$(LDFLAGS)" -count=1 -timeout 30m -run 'TestMetricsOverhead' -v ./test/e2e/ 2>&1 | grep -E '^ *(metrics_bench_test.go:[0-9]+: )?(\||Metrics)|^(--- |ok|FAIL)'
 
 ## bench-netpol: network policy rule sync for 1,000 policies over 5,000 pods in a private network namespace,
 ## against nft -f of the same rules (root; ARGS='-pods N -policies M')

@@ -64,6 +64,8 @@ func run(m *testing.M) int {
 		// system:anonymous, and RBAC decides.
 		AnonymousAuth: true,
 		Log:           slog.New(slog.NewTextHandler(io.Discard, nil)),
+		// The resource metrics test's kubelet is scraped in seconds.
+		MetricResolution: metricResolution,
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start server:", err)
