@@ -25,7 +25,7 @@ func newCgroupFS(root string) *cgroupFS {
 		fs.v2 = true
 		return fs
 	}
-	if _, err := os.Stat(filepath.Join(root, "cpuacct", "cpuacct.usage")); err != nil {
+	if _, err := os.Stat(filepath.Join(root, "cpuacct")); err != nil {
 		fs.cpuacct = "cpu,cpuacct"
 	}
 	return fs
