@@ -71,7 +71,7 @@ func serveSummary(w http.ResponseWriter, r *http.Request, s Stats) {
 // system containers, nothing else.
 func CPUAndMemory(s statsapi.Summary) statsapi.Summary {
 	out := statsapi.Summary{
-		Node: statsapi.NodeStats{NodeName: s.Node.NodeName, StartTime: s.Node.StartTime, CPU: s.Node.CPU, Memory: s.Node.Memory},
+		Node: statsapi.NodeStats{NodeName: s.Node.NodeName, StartTime: s.Node.StartTime, CPU: s.Node.CPU, Memory: s.Node.Memory, Swap: s.Node.Swap},
 		Pods: make([]statsapi.PodStats, 0, len(s.Pods)),
 	}
 	for _, sc := range s.Node.SystemContainers {

@@ -258,6 +258,7 @@ func (c *Collector) node(ctx context.Context, now time.Time, seen map[string]cpu
 		n.Memory = memoryStats(m, now)
 		cg.Memory = &m
 	}
+	n.Swap = c.nodeSwap(now)
 	if b, err := os.ReadFile(filepath.Join(c.cfg.ProcRoot, "self/net/dev")); err == nil {
 		if ifs, err := ParseNetDev(string(b)); err == nil {
 			n.Network = networkStats(ifs, now)
@@ -280,6 +281,20 @@ func (c *Collector) node(ctx context.Context, now time.Time, seen map[string]cpu
 	}
 	snap.Cgroups = append(snap.Cgroups, cg)
 	return n
+}
+
+// nodeSwap is the machine's swap, nil without any.
+func (c *Collector) nodeSwap(now time.Time) *statsapi.SwapStats {
+	b, err := os.ReadFile(filepath.Join(c.cfg.ProcRoot, "meminfo"))
+	if err != nil {
+		return nil
+	}
+	mi := ParseMeminfo(string(b))
+	total, free := mi["SwapTotal"], mi["SwapFree"]
+	if total == 0 {
+		return nil
+	}
+	return &statsapi.SwapStats{Time: metav1.NewTime(now), SwapAvailableBytes: ptr(free), SwapUsageBytes: ptr(total - min(free, total))}
 }
 
 // nodeCPU is the machine's CPU time: the root cgroup's, or on cgroup v2
