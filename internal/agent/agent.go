@@ -129,7 +129,12 @@ type Options struct {
 	// RegistryConfigDir holds containerd's per-registry host files
 	// (REGISTRY/hosts.toml), which set mirrors and trust for pulls.
 	RegistryConfigDir string
-	Log               *slog.Logger
+	// StatsInterval is how often the kubelet samples the node's, pods'
+	// and containers' resource usage (upstream's housekeeping interval):
+	// 10 s when 0; never when negative, which leaves /stats/summary and
+	// the resource metrics empty (for measuring what sampling costs).
+	StatsInterval time.Duration
+	Log           *slog.Logger
 	// Ready, when set, is called once the kubelet serves.
 	Ready func()
 }
@@ -372,12 +377,16 @@ func Run(ctx context.Context, o Options) error {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("ok")) })
-	collector := stats.New(stats.Config{
-		NodeName: o.NodeName, Pods: k.StatsPods, Runtime: rt,
-		RootDir: o.DataDir, RuntimeDir: d.Containerd, SandboxImage: imagebuild.PauseRef, Log: log,
-	})
-	go collector.Run(ctx)
-	kubeletserver.RegisterStats(mux, collector)
+	var usage kubeletserver.Stats = noStats{}
+	if o.StatsInterval >= 0 {
+		collector := stats.New(stats.Config{
+			NodeName: o.NodeName, Pods: k.StatsPods, Runtime: rt, Interval: o.StatsInterval,
+			RootDir: o.DataDir, RuntimeDir: d.Containerd, SandboxImage: imagebuild.PauseRef, Log: log,
+		})
+		go collector.Run(ctx)
+		usage = collector
+	}
+	kubeletserver.RegisterStats(mux, usage)
 	mux.Handle("/", kubeletserver.New(kubelet.Streaming{K: k}, log))
 	// Every path, as upstream's kubelet with webhook authentication and
 	// authorization: the node's own identity asks the API server about
@@ -659,3 +668,8 @@ func selfServing(dir, node, ip string, cfg *rest.Config) (*tls.Certificate, *x50
 	}
 	return &cert, pool, nil
 }
+
+// noStats stands in for the collector when sampling is off.
+type noStats struct{}
+
+func (noStats) Latest() *stats.Snapshot { return nil }

@@ -244,6 +244,7 @@ func runAgentProcess() int {
 		}
 	}
 	port, _ := strconv.Atoi(os.Getenv("ORCA_TEST_KUBELET_PORT"))
+	statsInterval, _ := time.ParseDuration(os.Getenv("ORCA_TEST_STATS_INTERVAL"))
 	ctx, stop := signalContext()
 	defer stop()
 	err := agent.Run(ctx, agent.Options{
@@ -259,6 +260,7 @@ func runAgentProcess() int {
 		// Privileged containers, as upstream's kubelet always allows them;
 		// the refusal without the flag is a unit test of the kubelet.
 		AllowPrivileged: true,
+		StatsInterval:   statsInterval,
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "agent:", err)

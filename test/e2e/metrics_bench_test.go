@@ -16,12 +16,12 @@ import (
 
 // TestMetricsOverhead is `make bench-metrics`: the test node's agent
 // process with 100 sleeping pods, its CPU (utime+stime from
-// /proc/PID/stat) and RSS over a fixed interval while a client GETs
-// /stats/summary every 15 s, next to the same agent over the same
-// interval with nobody asking, alternately in one run. Both phases
-// include what always runs: the kubelet's 10 s stats housekeeping and the
-// API server's 15 s scrape of /metrics/resource. It runs only when
-// ORCA_BENCH_METRICS is set.
+// /proc/PID/stat) and RSS over a fixed interval, in three settings of one
+// run: the agent restarted with stats sampling off, then with sampling on
+// (the 10 s housekeeping, and the API server's 15 s scrape of
+// /metrics/resource) and nobody else asking, and the same while a client
+// GETs /stats/summary every 15 s; the last two alternate. It runs only
+// when ORCA_BENCH_METRICS is set.
 func TestMetricsOverhead(t *testing.T) {
 	if os.Getenv("ORCA_BENCH_METRICS") == "" {
 		t.Skip("a benchmark: make bench-metrics runs it")
@@ -33,7 +33,7 @@ func TestMetricsOverhead(t *testing.T) {
 	ns := namespace(t)
 	ctx := context.Background()
 	for i := range pods {
-		p := simplePod(ns, fmt.Sprintf("sleep-%03d", i), "sleep 3600")
+		p := simplePod(ns, fmt.Sprintf("sleep-%03d", i), "")
 		p.Spec.Containers[0].Command = []string{"sleep", "3600"}
 		createPod(t, p)
 	}
@@ -55,12 +55,33 @@ func TestMetricsOverhead(t *testing.T) {
 	})
 	token := serviceAccountToken(t, ns, "bench-reader")
 	bindNodeReader(t, ns, "bench-reader")
-	// Let the pods' start-up work settle and the stats see every pod.
-	time.Sleep(30 * time.Second)
-	code, body := kubeletGet(t, token, "/stats/summary")
-	if code != http.StatusOK || strings.Count(body, `"podRef"`) < pods {
-		t.Fatalf("/stats/summary: %d, %d pods", code, strings.Count(body, `"podRef"`))
+	// restart runs the agent again with the stats interval given, and
+	// waits for its kubelet to serve (every pod in its summary when
+	// sampling), then for its start-up work to settle.
+	restart := func(statsInterval string) {
+		stopAgent(false)
+		t.Setenv("ORCA_TEST_STATS_INTERVAL", statsInterval)
+		if err := startAgent(); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 2*time.Minute, func() error {
+			code, body, err := kubeletTry(token, "/stats/summary")
+			switch {
+			case err != nil:
+				return err
+			case statsInterval != "":
+				return nil // serving, with nothing to say
+			case code != http.StatusOK || strings.Count(body, `"podRef"`) < pods:
+				return fmt.Errorf("/stats/summary: %d, %d pods", code, strings.Count(body, `"podRef"`))
+			}
+			return nil
+		})
+		time.Sleep(30 * time.Second)
 	}
+
+	restart("-1s")
+	offCPU, offRSS := measureAgent(t, agentProc.Process.Pid, rounds*interval, nil)
+	restart("")
 	pid := agentProc.Process.Pid
 	var idleCPU, scrapedCPU time.Duration
 	var idleRSS, scrapedRSS int64
@@ -76,12 +97,14 @@ func TestMetricsOverhead(t *testing.T) {
 	}
 	total := rounds * interval
 	share := func(cpu time.Duration) float64 { return 100 * float64(cpu) / float64(total) }
-	t.Logf("| agent, %d pods | CPU (%% of a core) | RSS (MiB) |", pods)
-	t.Logf("| no scraping | %.2f | %.1f |", share(idleCPU), float64(idleRSS)/(1<<20))
-	t.Logf("| /stats/summary every 15 s | %.2f | %.1f |", share(scrapedCPU), float64(scrapedRSS)/(1<<20))
-	ratio := float64(scrapedCPU) / float64(max(idleCPU, time.Millisecond))
-	t.Logf("Metrics: scraping adds %.2f%% of a core (ratio %.2f), RSS %+.1f MiB, over %d×%v",
-		share(scrapedCPU)-share(idleCPU), ratio, float64(scrapedRSS-idleRSS)/(1<<20), rounds, interval)
+	mib := func(b int64) float64 { return float64(b) / (1 << 20) }
+	t.Logf("| agent, %d pods, %d×%v | CPU (%% of a core) | RSS (MiB) |", pods, rounds, interval)
+	t.Logf("| stats sampling off | %.2f | %.1f |", share(offCPU), mib(offRSS))
+	t.Logf("| sampling every 10 s, nobody asking but the 15 s /metrics/resource scrape | %.2f | %.1f |", share(idleCPU), mib(idleRSS))
+	t.Logf("| same, and /stats/summary every 15 s | %.2f | %.1f |", share(scrapedCPU), mib(scrapedRSS))
+	ratio := func(a, b time.Duration) float64 { return float64(a) / float64(max(b, time.Millisecond)) }
+	t.Logf("Metrics: /stats/summary every 15 s adds %.2f%% of a core (ratio %.2f); sampling and the resource scrape add %.2f%% (ratio %.2f), RSS %+.1f MiB",
+		share(scrapedCPU)-share(idleCPU), ratio(scrapedCPU, idleCPU), share(idleCPU)-share(offCPU), ratio(idleCPU, offCPU), mib(idleRSS-offRSS))
 }
 
 // measureAgent is the CPU the process used over d and its RSS at the

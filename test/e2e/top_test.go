@@ -352,14 +352,22 @@ func bindNodeReader(t *testing.T, ns, sa string) {
 // kubeletGet calls the test node's kubelet with a bearer token.
 func kubeletGet(t *testing.T, token, path string) (int, string) {
 	t.Helper()
+	code, body, err := kubeletTry(token, path)
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	return code, body
+}
+
+func kubeletTry(token, path string) (int, string, error) {
 	c := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
 	req, _ := http.NewRequest(http.MethodGet, "https://"+net.JoinHostPort(bridgeIP, strconv.Itoa(kubeletPort))+path, nil)
 	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := c.Do(req)
 	if err != nil {
-		t.Fatalf("GET %s: %v", path, err)
+		return 0, "", err
 	}
 	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), err
 }
