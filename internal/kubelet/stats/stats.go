@@ -163,7 +163,8 @@ func (c *Collector) Latest() *Snapshot {
 	return c.latest
 }
 
-// Collect takes one round of measurements.
+// Collect takes one round of measurements. It keeps the collector's
+// caches and previous samples, so rounds must not overlap: Run calls it.
 func (c *Collector) Collect(ctx context.Context) *Snapshot {
 	now := c.now()
 	snap := &Snapshot{Summary: statsapi.Summary{Pods: []statsapi.PodStats{}}}
