@@ -203,6 +203,22 @@ func TestEvictionSubresource(t *testing.T) {
 		t.Errorf("finished pod still there after eviction: %v", err)
 	}
 
+	// kubectl drain evicts only if discovery lists the subresource this
+	// way; otherwise it silently deletes pods instead.
+	list, err := client.Discovery().ServerResourcesForGroupVersion("v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, r := range list.APIResources {
+		if r.Name == "pods/eviction" {
+			found = r.Kind == "Eviction" && r.Group == "policy" && r.Version == "v1" && strings.Join(r.Verbs, ",") == "create"
+		}
+	}
+	if !found {
+		t.Errorf("discovery of v1 lacks pods/eviction as policy/v1 Eviction, verb create: %+v", list.APIResources)
+	}
+
 	// Malformed requests.
 	if code, st := evictRaw(t, ns, second, evictionBody("policy/v1", "other", "")); code != http.StatusBadRequest || st.Message != "name in URL does not match name in Eviction object" {
 		t.Errorf("mismatched name: %d %+v", code, st)
