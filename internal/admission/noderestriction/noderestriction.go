@@ -1,8 +1,8 @@
 // Package noderestriction is upstream's NodeRestriction admission plugin:
 // a node's identity may change only its own Node (and none of its
 // node-restriction.kubernetes.io/ labels), its own Lease and CSINode, and
-// the pods bound to it (which it alone may evict); and, Orca's addition, the local-path finalizer of the
-// volumes kept on it. The Node authorizer lets nodes write those kinds at all;
+// the pods bound to it (evictions included); and, Orca's addition, the
+// local-path finalizer of the volumes kept on it. The Node authorizer lets nodes write those kinds at all;
 // this plugin, which sees the objects, narrows it to their own.
 package noderestriction
 
