@@ -244,3 +244,32 @@ func statusEqual(a, b metav1.Status) bool {
 	jb, _ := json.Marshal(b)
 	return string(ja) == string(jb)
 }
+
+// TestSchedulerPreemptionSparesBudgetedPods: of two lower-priority pods on
+// a full node, the scheduler evicts the one no budget protects, although
+// the protected one has the lower priority and would go first otherwise.
+func TestSchedulerPreemptionSparesBudgetedPods(t *testing.T) {
+	e := newSchedEnv(t)
+	node := e.node("only", 2, nil)
+	prio := e.priority
+	guard := func(p *v1.Pod) { prio(10)(p); p.Labels["app"] = "guarded" }
+	e.pod("guarded", "1", guard)
+	e.pod("free", "1", prio(20))
+	e.placements("guarded", "free")
+	_, err := client.PolicyV1().PodDisruptionBudgets(e.ns).Create(context.Background(), &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Name: "guarded"},
+		Spec:       policyv1.PodDisruptionBudgetSpec{MinAvailable: utilptr.To(intstr.FromInt32(1)), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "guarded"}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The budget allows nothing (its pod is not even ready); wait until
+	// the controller has said so, by which time the scheduler's informer
+	// has the budget too.
+	waitBudget(t, e.ns, "guarded", budgetIs(1, 0, 1, 1, 0))
+	e.pod("high", "1", prio(100))
+	e.waitPreempted("high", "free", node)
+	if g, _ := client.CoreV1().Pods(e.ns).Get(context.Background(), "guarded", metav1.GetOptions{}); g.DeletionTimestamp != nil {
+		t.Error("the budgeted pod was evicted")
+	}
+}
