@@ -137,7 +137,9 @@ func withRV(o *metav1.DeleteOptions, rv string) *metav1.DeleteOptions {
 	return o
 }
 
-var success = &metav1.Status{Status: metav1.StatusSuccess, Code: http.StatusCreated}
+func evicted() *metav1.Status {
+	return &metav1.Status{Status: metav1.StatusSuccess, Code: http.StatusCreated}
+}
 
 // evict decides and carries out one eviction. A pod that disrupts
 // nothing by going is deleted at once; otherwise its one budget gives up
@@ -174,7 +176,7 @@ func (s *Server) evict(ctx context.Context, pods *resource, ns, name string, opt
 		return nil, err
 	}
 	if deleted {
-		return success, nil
+		return evicted(), nil
 	}
 
 	pdbs, err := s.budgetsCovering(ctx, pod)
@@ -204,7 +206,7 @@ func (s *Server) evict(ctx context.Context, pods *resource, ns, name string, opt
 		}
 		return nil, err
 	}
-	return success, nil
+	return evicted(), nil
 }
 
 // budgetsCovering reads the budgets of the pod's namespace from etcd, not
