@@ -28,6 +28,8 @@ func (m *fakeMapper) RESTMapping(gk schema.GroupKind, _ ...string) (*meta.RESTMa
 		return &meta.RESTMapping{Resource: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "statefulsets"}}, nil
 	case "Widget", "Gadget":
 		return &meta.RESTMapping{Resource: widgets.GroupVersion().WithResource(map[string]string{"Widget": "widgets", "Gadget": "gadgets"}[gk.Kind])}, nil
+	case "ReplicaSet":
+		return &meta.RESTMapping{Resource: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "replicasets"}}, nil
 	}
 	return nil, &meta.NoKindMatchError{GroupKind: gk}
 }
