@@ -12,7 +12,9 @@ import (
 	policyv1beta1 "k8s.io/api/policy/v1beta1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
@@ -67,6 +69,10 @@ func (s *Server) serveEviction(w http.ResponseWriter, r *http.Request, res *reso
 	opts, err := propagateDryRun(ev, dry)
 	if err != nil {
 		s.writeError(w, r, err)
+		return
+	}
+	if errs := metav1validation.ValidateDeleteOptions(opts); len(errs) > 0 {
+		s.writeError(w, r, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "DeleteOptions"}, "", errs))
 		return
 	}
 	attrs := s.attributes(ctx, admission.Create, res, "eviction", ri.Namespace, ri.Name, ev, nil, len(opts.DryRun) > 0)

@@ -223,6 +223,9 @@ func TestEvictionSubresource(t *testing.T) {
 	if code, st := evictRaw(t, ns, second, evictionBody("policy/v1", "other", "")); code != http.StatusBadRequest || st.Message != "name in URL does not match name in Eviction object" {
 		t.Errorf("mismatched name: %d %+v", code, st)
 	}
+	if code, st := evictRaw(t, ns, second, evictionBody("policy/v1", second, `{"propagationPolicy":"Sometimes"}`)); code != http.StatusUnprocessableEntity || st.Reason != metav1.StatusReasonInvalid {
+		t.Errorf("bad delete options: %d %+v", code, st)
+	}
 	if code, _ := evictRaw(t, ns, "missing", evictionBody("policy/v1", "missing", "")); code != http.StatusNotFound {
 		t.Errorf("missing pod: %d, want 404", code)
 	}
