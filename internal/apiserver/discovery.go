@@ -81,6 +81,7 @@ func subresourcesOf(r *resource) []subresourceInfo {
 	if r.Name == "pods" {
 		out = append(out,
 			subresourceInfo{name: "binding", kind: "Binding", verbs: metav1.Verbs{"create"}},
+			subresourceInfo{name: "eviction", kind: "Eviction", group: "policy", version: "v1", verbs: metav1.Verbs{"create"}},
 			subresourceInfo{name: "attach", kind: "PodAttachOptions", verbs: metav1.Verbs{"create", "get"}},
 			subresourceInfo{name: "exec", kind: "PodExecOptions", verbs: metav1.Verbs{"create", "get"}},
 			subresourceInfo{name: "log", kind: "Pod", verbs: metav1.Verbs{"get"}},

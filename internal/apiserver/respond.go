@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -53,6 +54,12 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	code := int(status.Code)
 	if code == 0 {
 		code = http.StatusInternalServerError
+	}
+	// As upstream: a refusal that says when to come back (a disruption
+	// budget still being processed, a timeout) says it in the header
+	// clients honour.
+	if d := status.Details; d != nil && d.RetryAfterSeconds > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int(d.RetryAfterSeconds)))
 	}
 	// A Status is written in the first format the client accepts that is
 	// not a conversion (a Table of an error makes no sense).

@@ -375,6 +375,12 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, ri reques
 			return
 		}
 		s.serveBinding(w, r, res, ri)
+	case "eviction":
+		if res.Name != "pods" || res.Group != "" || ri.Verb != "create" {
+			s.writeError(w, r, errNotFoundPath())
+			return
+		}
+		s.serveEviction(w, r, res, ri)
 	case "token":
 		if res.Name != "serviceaccounts" || ri.Verb != "create" {
 			s.writeError(w, r, errNotFoundPath())

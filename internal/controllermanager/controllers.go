@@ -66,6 +66,7 @@ func DefaultControllers() []Descriptor {
 		{Name: "deployment", Workers: 5, New: func(c *Context) (Controller, error) {
 			return deployment.New(c.Client, c.Informers, c.QueueMetrics, c.Log)
 		}},
+		{Name: "disruption", Workers: 1, New: newDisruption},
 		{Name: "endpoint", Workers: 5, New: func(c *Context) (Controller, error) {
 			return endpoints.New(c.Client, c.Informers, c.QueueMetrics, c.Log)
 		}},

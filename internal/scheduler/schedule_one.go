@@ -8,8 +8,10 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/orca-project/orca/internal/scheduler/framework"
@@ -44,7 +46,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context, qp *queue.QueuedPod) {
 			ok, msg := preemption.Eligible(pi, snap, fe.Diagnosis)
 			if ok {
 				preempted = true
-				cand, msg = preemption.Find(ctx, s.fw, pi, snap, fe.Diagnosis)
+				cand, msg = preemption.Find(ctx, s.fw, pi, snap, fe.Diagnosis, s.budgets())
 			}
 			fe.Diagnosis.PostFilterMsg = msg
 		}
@@ -255,4 +257,14 @@ func (s *Scheduler) updateStatus(ctx context.Context, pod *v1.Pod, reason, msg s
 		return nil
 	}
 	return err
+}
+
+// budgets are the disruption budgets preemption tries not to break; with
+// none readable it preempts as if there were none.
+func (s *Scheduler) budgets() []*policyv1.PodDisruptionBudget {
+	pdbs, err := s.pdbs.List(labels.Everything())
+	if err != nil {
+		s.log.Warn("listing disruption budgets for preemption", "err", err)
+	}
+	return pdbs
 }

@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	policylisters "k8s.io/client-go/listers/policy/v1"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/client-go/tools/record"
@@ -67,6 +68,7 @@ type Scheduler struct {
 	factory  informers.SharedInformerFactory
 	pods     corelisters.PodLister
 	nodes    corelisters.NodeLister
+	pdbs     policylisters.PodDisruptionBudgetLister
 	volumes  *volumeListers
 	recorder record.EventRecorder
 	events   record.EventBroadcaster
@@ -104,6 +106,7 @@ func New(cfg Config) (*Scheduler, error) {
 		client:  cfg.Client,
 		volumes: newVolumeListers(factory),
 		nodes:   factory.Core().V1().Nodes().Lister(),
+		pdbs:    factory.Policy().V1().PodDisruptionBudgets().Lister(),
 		cache:   framework.NewCache(),
 		queue:   queue.New(queue.Options{}),
 		metrics: m,

@@ -83,7 +83,7 @@ func (p *admissionPlugins) chain(objects admission.Objects) admission.Chain {
 		namespacelifecycle.New(objects),
 		limitranger.New(objects),
 		serviceaccount.New(objects),
-		noderestriction.New(),
+		noderestriction.New(objects),
 	}
 	if p.authz != nil && p.authz.enforcesRBAC() {
 		// Upstream checks escalation in the RBAC registry; here it is a

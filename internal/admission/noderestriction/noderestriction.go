@@ -1,8 +1,8 @@
 // Package noderestriction is upstream's NodeRestriction admission plugin:
 // a node's identity may change only its own Node (and none of its
 // node-restriction.kubernetes.io/ labels), its own Lease and CSINode, and
-// the pods bound to it; and, Orca's addition, the local-path finalizer of the
-// volumes kept on it. The Node authorizer lets nodes write those kinds at all;
+// the pods bound to it (evictions included); and, Orca's addition, the
+// local-path finalizer of the volumes kept on it. The Node authorizer lets nodes write those kinds at all;
 // this plugin, which sees the objects, narrows it to their own.
 package noderestriction
 
@@ -17,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apiserver/pkg/authentication/user"
 
 	"github.com/orca-project/orca/internal/admission"
@@ -40,15 +41,19 @@ var (
 )
 
 // Plugin refuses a node's writes to objects that are not its own.
-type Plugin struct{}
+type Plugin struct {
+	// objects reads the pod a node asks to evict; nil refuses node
+	// evictions outright.
+	objects admission.Objects
+}
 
-// New returns the plugin.
-func New() *Plugin { return &Plugin{} }
+// New returns the plugin, reading pods from objects.
+func New(objects admission.Objects) *Plugin { return &Plugin{objects: objects} }
 
 func (*Plugin) Name() string { return PluginName }
 
 // Validate implements admission.Validator.
-func (p *Plugin) Validate(_ context.Context, a *admission.Attributes) error {
+func (p *Plugin) Validate(ctx context.Context, a *admission.Attributes) error {
 	name, isNode := node.Identity(&user.DefaultInfo{Name: a.UserName, Groups: a.Groups})
 	if !isNode {
 		return nil
@@ -59,7 +64,11 @@ func (p *Plugin) Validate(_ context.Context, a *admission.Attributes) error {
 	var err error
 	switch a.Resource {
 	case podsGVR:
-		err = pod(name, a)
+		if a.Subresource == "eviction" {
+			err = p.eviction(ctx, name, a)
+		} else {
+			err = pod(name, a)
+		}
 	case nodesGVR:
 		err = nodeObject(name, a)
 	case volumesGVR:
@@ -204,4 +213,27 @@ func restrictedLabels(labels, old map[string]string) []string {
 	}
 	sort.Strings(bad)
 	return bad
+}
+
+// eviction lets a node evict only the pods bound to it, as upstream: the
+// eviction would otherwise let it delete any pod its budget allows.
+func (p *Plugin) eviction(ctx context.Context, name string, a *admission.Attributes) error {
+	if a.Operation != admission.Create {
+		return fmt.Errorf("unexpected operation %s", a.Operation)
+	}
+	if p.objects == nil {
+		return fmt.Errorf("could not determine pod from request data")
+	}
+	obj, err := p.objects.Get(ctx, podsGVR, a.Namespace, a.Name)
+	if apierrors.IsNotFound(err) {
+		// The eviction answers 404 itself.
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if pod, ok := obj.(*corev1.Pod); !ok || pod.Spec.NodeName != name {
+		return fmt.Errorf("node %s can only evict pods with spec.nodeName set to itself", name)
+	}
+	return nil
 }

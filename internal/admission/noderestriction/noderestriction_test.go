@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/orca-project/orca/internal/admission"
+	"github.com/orca-project/orca/internal/admission/admissiontest"
 )
 
 func TestValidate(t *testing.T) {
@@ -38,6 +39,9 @@ func TestValidate(t *testing.T) {
 	pvUpdate := func(pv, old *corev1.PersistentVolume) *admission.Attributes {
 		return nodeUser(admission.Attributes{Operation: admission.Update, Resource: volumesGVR, Name: "pv", Object: pv, OldObject: old})
 	}
+	pods := admissiontest.New().
+		Add(podsGVR, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "mine", Namespace: "ns"}, Spec: corev1.PodSpec{NodeName: "n1"}}).
+		Add(podsGVR, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "theirs", Namespace: "ns"}, Spec: corev1.PodSpec{NodeName: "n2"}})
 	for _, tc := range []struct {
 		name string
 		a    *admission.Attributes
@@ -50,6 +54,9 @@ func TestValidate(t *testing.T) {
 		{"own pod status", nodeUser(admission.Attributes{Operation: admission.Update, Subresource: "status", Resource: podsGVR, Name: "p", Object: podOn("n1", nil), OldObject: podOn("n1", nil)}), ""},
 		{"other node's pod status", nodeUser(admission.Attributes{Operation: admission.Update, Subresource: "status", Resource: podsGVR, Name: "p", Object: podOn("n2", nil), OldObject: podOn("n2", nil)}), `node "n1" can only update pod status for pods with spec.nodeName set to itself`},
 		{"pod spec", nodeUser(admission.Attributes{Operation: admission.Update, Resource: podsGVR, Name: "p", Object: podOn("n1", nil), OldObject: podOn("n1", nil)}), "can only update pod status"},
+		{"evict own pod", nodeUser(admission.Attributes{Operation: admission.Create, Subresource: "eviction", Resource: podsGVR, Namespace: "ns", Name: "mine"}), ""},
+		{"evict another node's pod", nodeUser(admission.Attributes{Operation: admission.Create, Subresource: "eviction", Resource: podsGVR, Namespace: "ns", Name: "theirs"}), "node n1 can only evict pods with spec.nodeName set to itself"},
+		{"evict a missing pod", nodeUser(admission.Attributes{Operation: admission.Create, Subresource: "eviction", Resource: podsGVR, Namespace: "ns", Name: "gone"}), ""},
 		{"delete own pod", nodeUser(admission.Attributes{Operation: admission.Delete, Resource: podsGVR, Name: "p", OldObject: podOn("n1", nil)}), ""},
 		{"delete other pod", nodeUser(admission.Attributes{Operation: admission.Delete, Resource: podsGVR, Name: "p", OldObject: podOn("n2", nil)}), "can only delete pods with spec.nodeName set to itself"},
 		{"register itself", nodeUser(admission.Attributes{Operation: admission.Create, Resource: nodesGVR, Object: nodeObj("n1", map[string]string{"kubernetes.io/hostname": "n1"})}), ""},
@@ -75,7 +82,7 @@ func TestValidate(t *testing.T) {
 		{"delete another CSINode", nodeUser(admission.Attributes{Operation: admission.Delete, Resource: csiNodeGVR, Name: "n2", OldObject: csiNode("n2")}), "can only access CSINode with the same name"},
 		{"CSINode status", nodeUser(admission.Attributes{Operation: admission.Update, Subresource: "status", Resource: csiNodeGVR, Name: "n1", Object: csiNode("n1"), OldObject: csiNode("n1")}), "CSIVolumeHealth feature gate is disabled"},
 	} {
-		err := New().Validate(context.Background(), tc.a)
+		err := New(pods).Validate(context.Background(), tc.a)
 		switch {
 		case tc.want == "" && err != nil:
 			t.Errorf("%s: refused: %v", tc.name, err)

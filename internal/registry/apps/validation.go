@@ -124,3 +124,14 @@ func validateNotMoreThan100Percent(v intstr.IntOrString, fldPath *field.Path) fi
 	}
 	return field.ErrorList{field.Invalid(fldPath, v, "must not be greater than 100%")}
 }
+
+// ValidatePositiveIntOrPercent is the int-or-percent rule of the rolling
+// updates, which PodDisruptionBudgets share with upstream.
+func ValidatePositiveIntOrPercent(v intstr.IntOrString, fldPath *field.Path) field.ErrorList {
+	return validatePositiveIntOrPercent(v, fldPath)
+}
+
+// ValidateNotMoreThan100Percent refuses a percentage above 100%.
+func ValidateNotMoreThan100Percent(v intstr.IntOrString, fldPath *field.Path) field.ErrorList {
+	return validateNotMoreThan100Percent(v, fldPath)
+}

@@ -19,6 +19,7 @@ import (
 	"github.com/orca-project/orca/internal/registry/metrics"
 	"github.com/orca-project/orca/internal/registry/networking"
 	"github.com/orca-project/orca/internal/registry/node"
+	"github.com/orca-project/orca/internal/registry/policy"
 	"github.com/orca-project/orca/internal/registry/rbac"
 	"github.com/orca-project/orca/internal/registry/resource"
 	"github.com/orca-project/orca/internal/registry/scheduling"
@@ -47,6 +48,7 @@ func Resources() []*registry.Resource {
 		certificates.Podcertificaterequests,
 		networking.Ingressclasses, networking.Ingresses, networking.Ipaddresses,
 		networking.Networkpolicies, networking.Servicecidrs,
+		policy.Poddisruptionbudgets,
 		rbac.Roles, rbac.Rolebindings, rbac.Clusterroles, rbac.Clusterrolebindings,
 		storage.Csidrivers, storage.Csinodes, storage.Csistoragecapacities, storageclass.Storageclasses,
 		storage.Volumeattachments, storage.Volumeattributesclasses,

@@ -3,8 +3,11 @@
 // nowhere run, and which pods: on each node where the pod was rejected for
 // a reason eviction can fix, all lower-priority pods are removed in a
 // dry run, the pod is filtered again, and then as many victims as possible
-// are reprieved, highest priority first. Among the nodes that work, the
-// one whose victims are least important wins.
+// are reprieved, highest priority first — those whose eviction would
+// break a PodDisruptionBudget before the others, so that budgets are
+// broken only when nothing else makes room. Among the nodes that work,
+// the one breaking the fewest budgets wins, then the one whose victims
+// are least important.
 package preemption
 
 import (
@@ -14,6 +17,9 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 
 	"github.com/orca-project/orca/internal/scheduler/framework"
@@ -33,11 +39,15 @@ const maxCandidates = 100
 type Candidate struct {
 	Node    string
 	Victims []*v1.Pod
+	// NumPDBViolations counts the victims whose eviction breaks a
+	// PodDisruptionBudget.
+	NumPDBViolations int
 }
 
-// Find looks for a candidate. msg is the account upstream appends to the
-// FailedScheduling message ("preemption: 0/5 nodes are available: ...").
-func Find(ctx context.Context, fw *framework.Framework, pod *framework.PodInfo, snap *framework.Snapshot, diag framework.Diagnosis) (*Candidate, string) {
+// Find looks for a candidate, given the cluster's disruption budgets. msg
+// is the account upstream appends to the FailedScheduling message
+// ("preemption: 0/5 nodes are available: ...").
+func Find(ctx context.Context, fw *framework.Framework, pod *framework.PodInfo, snap *framework.Snapshot, diag framework.Diagnosis, pdbs []*policyv1.PodDisruptionBudget) (*Candidate, string) {
 	if ok, msg := Eligible(pod, snap, diag); !ok {
 		return nil, msg
 	}
@@ -69,7 +79,7 @@ func Find(ctx context.Context, fw *framework.Framework, pod *framework.PodInfo, 
 			reasons[n.Name()] = framework.NewStatus(framework.Unschedulable, reasonNoVictims)
 			continue
 		}
-		c := dryRun(ctx, fw, pod, prio, snap, n, baseState)
+		c := dryRun(ctx, fw, pod, prio, snap, n, baseState, pdbs)
 		if c == nil {
 			reasons[n.Name()] = framework.NewStatus(framework.Unschedulable, reasonNoVictims)
 			continue
@@ -130,7 +140,7 @@ func fits(ctx context.Context, fw *framework.Framework, pod *framework.PodInfo, 
 	return fw.RunFiltersWithNominated(ctx, state, pod, node, snap.Nominated).IsSuccess()
 }
 
-func dryRun(ctx context.Context, fw *framework.Framework, pod *framework.PodInfo, prio int32, snap *framework.Snapshot, n *framework.NodeInfo, base *framework.CycleState) *Candidate {
+func dryRun(ctx context.Context, fw *framework.Framework, pod *framework.PodInfo, prio int32, snap *framework.Snapshot, n *framework.NodeInfo, base *framework.CycleState, pdbs []*policyv1.PodDisruptionBudget) *Candidate {
 	trial := n.Clone()
 	var lower []*framework.PodInfo
 	for _, p := range n.Pods {
@@ -142,28 +152,84 @@ func dryRun(ctx context.Context, fw *framework.Framework, pod *framework.PodInfo
 	if len(lower) == 0 || !fits(ctx, fw, pod, snap, trial, base) {
 		return nil
 	}
-	// Reprieve the most important pods first; whoever cannot come back
-	// without breaking the fit is a victim.
-	sort.SliceStable(lower, func(i, j int) bool {
-		pi, pj := corev1helpers.PodPriority(lower[i].Pod), corev1helpers.PodPriority(lower[j].Pod)
-		if pi != pj {
-			return pi > pj
-		}
-		return lower[i].Pod.CreationTimestamp.Before(&lower[j].Pod.CreationTimestamp)
-	})
+	// Reprieve the most important pods first, those protected by a
+	// budget before the rest; whoever cannot come back without breaking
+	// the fit is a victim.
+	sort.SliceStable(lower, func(i, j int) bool { return moreImportant(lower[i].Pod, lower[j].Pod) })
+	violating, nonViolating := splitByBudgets(lower, pdbs)
 	c := &Candidate{Node: n.Name()}
-	for _, p := range lower {
+	reprieve := func(p *framework.PodInfo) bool {
 		trial.AddPod(p)
-		if !fits(ctx, fw, pod, snap, trial, base) {
-			trial.RemovePod(p.Pod.UID)
-			c.Victims = append(c.Victims, p.Pod)
+		if fits(ctx, fw, pod, snap, trial, base) {
+			return true
 		}
+		trial.RemovePod(p.Pod.UID)
+		c.Victims = append(c.Victims, p.Pod)
+		return false
+	}
+	for _, p := range violating {
+		if !reprieve(p) {
+			c.NumPDBViolations++
+		}
+	}
+	for _, p := range nonViolating {
+		reprieve(p)
+	}
+	if len(violating) > 0 && len(nonViolating) > 0 {
+		sort.SliceStable(c.Victims, func(i, j int) bool { return moreImportant(c.Victims[i], c.Victims[j]) })
 	}
 	return c
 }
 
-// pick prefers, in upstream's order: the lowest highest-priority victim,
-// the lowest sum of priorities, the fewest victims, then the name.
+// moreImportant orders pods by priority, then the older first.
+func moreImportant(a, b *v1.Pod) bool {
+	pa, pb := corev1helpers.PodPriority(a), corev1helpers.PodPriority(b)
+	if pa != pb {
+		return pa > pb
+	}
+	return a.CreationTimestamp.Before(&b.CreationTimestamp)
+}
+
+// splitByBudgets separates, in order, the pods whose eviction would take
+// a budget below zero disruptions allowed from the others, spending each
+// budget's allowance on the pods in the order given. A pod the eviction
+// subresource already recorded in a budget's disruptedPods is on its way
+// out and spends nothing; a budget with an empty selector covers nothing.
+func splitByBudgets(pods []*framework.PodInfo, pdbs []*policyv1.PodDisruptionBudget) (violating, nonViolating []*framework.PodInfo) {
+	allowed := make([]int32, len(pdbs))
+	for i, pdb := range pdbs {
+		allowed[i] = pdb.Status.DisruptionsAllowed
+	}
+	for _, p := range pods {
+		violates := false
+		for i, pdb := range pdbs {
+			if len(p.Pod.Labels) == 0 || pdb.Namespace != p.Pod.Namespace {
+				continue
+			}
+			sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
+			if err != nil || sel.Empty() || !sel.Matches(labels.Set(p.Pod.Labels)) {
+				continue
+			}
+			if _, gone := pdb.Status.DisruptedPods[p.Pod.Name]; gone {
+				continue
+			}
+			allowed[i]--
+			if allowed[i] < 0 {
+				violates = true
+			}
+		}
+		if violates {
+			violating = append(violating, p)
+		} else {
+			nonViolating = append(nonViolating, p)
+		}
+	}
+	return violating, nonViolating
+}
+
+// pick prefers, in upstream's order: the fewest budgets broken, the
+// lowest highest-priority victim, the lowest sum of priorities, the
+// fewest victims, then the name.
 func pick(cands []*Candidate) *Candidate {
 	key := func(c *Candidate) (hi int32, sum int64) {
 		hi = -1 << 31
@@ -178,6 +244,8 @@ func pick(cands []*Candidate) *Candidate {
 		hi1, s1 := key(cands[i])
 		hi2, s2 := key(cands[j])
 		switch {
+		case cands[i].NumPDBViolations != cands[j].NumPDBViolations:
+			return cands[i].NumPDBViolations < cands[j].NumPDBViolations
 		case hi1 != hi2:
 			return hi1 < hi2
 		case s1 != s2:

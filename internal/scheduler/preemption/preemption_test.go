@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/orca-project/orca/internal/scheduler/framework"
@@ -24,6 +25,12 @@ func run(t *testing.T, pod *v1.Pod, nodes []*v1.Node, pods ...*v1.Pod) (*Candida
 // runNominated is run with nominations (pod name -> node) among pods
 // that have no node.
 func runNominated(t *testing.T, pod *v1.Pod, nodes []*v1.Node, nominated map[*v1.Pod]string, pods ...*v1.Pod) (*Candidate, string) {
+	t.Helper()
+	return runWith(t, pod, nodes, nominated, nil, pods...)
+}
+
+// runWith is runNominated under disruption budgets.
+func runWith(t *testing.T, pod *v1.Pod, nodes []*v1.Node, nominated map[*v1.Pod]string, pdbs []*policyv1.PodDisruptionBudget, pods ...*v1.Pod) (*Candidate, string) {
 	t.Helper()
 	infos := map[string]*framework.NodeInfo{}
 	var list []*framework.NodeInfo
@@ -48,7 +55,7 @@ func runNominated(t *testing.T, pod *v1.Pod, nodes []*v1.Node, nominated map[*v1
 	if !ok {
 		t.Fatalf("schedule: %v, want a FitError", err)
 	}
-	return Find(context.Background(), fw, pi, snap, fe.Diagnosis)
+	return Find(context.Background(), fw, pi, snap, fe.Diagnosis, pdbs)
 }
 
 func TestPicksLowestPriorityVictimsOnOneNode(t *testing.T) {

@@ -200,7 +200,7 @@ func TestScheduleAndPreempt(t *testing.T) {
 			if fe.Error() != want {
 				t.Errorf("FitError %q\nwant %q", fe.Error(), want)
 			}
-			c, msg := preemption.Find(context.Background(), fw, pod, snap, fe.Diagnosis)
+			c, msg := preemption.Find(context.Background(), fw, pod, snap, fe.Diagnosis, nil)
 			if tc.victims == nil {
 				if c != nil || msg != tc.msg {
 					t.Errorf("candidate %+v, msg %q; want none, %q", c, msg, tc.msg)
