@@ -89,7 +89,11 @@ func (c computer) resource(ctx context.Context, namespace string, name v1.Resour
 	}
 	samples, _, err := c.metrics.resourceMetric(ctx, name, namespace, c.selector, container)
 	if err != nil {
-		return metricResult{err: fmt.Errorf("failed to get %s usage: %w", name, fmt.Errorf("unable to get metrics for resource %s: %w", name, err))}
+		what := "utilization"
+		if target.AverageValue != nil {
+			what = "usage"
+		}
+		return metricResult{err: fmt.Errorf("failed to get %s %s: %w", name, what, fmt.Errorf("unable to get metrics for resource %s: %w", name, err))}
 	}
 	if target.AverageValue != nil {
 		replicas, usage, err := averageValueReplicas(current, target.AverageValue.MilliValue(), name, c.pods, samples, c.tol, c.now)
