@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -69,6 +71,9 @@ type Controller struct {
 
 	mu        sync.Mutex
 	histories map[string]*history
+	// selectors are the target selectors each HPA last used, by key, to
+	// find pods that two HPAs would scale.
+	selectors map[string]labels.Selector
 }
 
 // New builds the controller: the target's /scale through client-go's scale
@@ -114,6 +119,7 @@ func newController(client kubernetes.Interface, factory informers.SharedInformer
 		syncPeriod: SyncPeriod,
 		log:        log.With("controller", Name),
 		histories:  map[string]*history{},
+		selectors:  map[string]labels.Selector{},
 	}
 	_, _ = hpaInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: c.enqueue,
@@ -168,6 +174,7 @@ func (c *Controller) forget(obj any) {
 	}
 	c.mu.Lock()
 	delete(c.histories, key)
+	delete(c.selectors, key)
 	c.mu.Unlock()
 }
 
@@ -220,9 +227,11 @@ func (c *Controller) reconcile(ctx context.Context, hpa *autoscalingv2.Horizonta
 	setCondition(hpa, autoscalingv2.AbleToScale, v1.ConditionTrue, "SucceededGetScale", "the HPA controller was able to get the target's current scale", now)
 	current := sc.Spec.Replicas
 
+	// The queue hands a key to one worker at a time, so its history needs
+	// no lock of its own; the map does.
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	h := c.historyFor(key)
+	c.mu.Unlock()
 	if len(h.recommendations) == 0 {
 		h.recommendations = []recommendation{{current, now}}
 	}
@@ -382,6 +391,12 @@ func (c *Controller) computeReplicas(ctx context.Context, hpa *autoscalingv2.Hor
 	if err != nil {
 		return combined{replicas: -1, err: err}
 	}
+	if others := c.alsoSelecting(hpa, selector, pods); len(others) > 0 {
+		msg := fmt.Sprintf("pods by selector %v are controlled by more than one HPA (e.g. %v)", sc.Status.Selector, others)
+		c.recorder.Event(hpa, v1.EventTypeWarning, "AmbiguousSelector", msg)
+		setCondition(hpa, autoscalingv2.ScalingActive, v1.ConditionFalse, "AmbiguousSelector", "%s", now, msg)
+		return combined{replicas: -1, err: errors.New(msg)}
+	}
 	comp := computer{metrics: c.metrics, pods: pods, selector: selector, tol: tolerancesFor(hpa), now: now}
 	results := make([]metricResult, len(hpa.Spec.Metrics))
 	for i, spec := range hpa.Spec.Metrics {
@@ -397,6 +412,39 @@ func (c *Controller) computeReplicas(ctx context.Context, hpa *autoscalingv2.Hor
 	}
 	setCondition(hpa, autoscalingv2.ScalingActive, v1.ConditionTrue, "ValidMetricFound", "the HPA was able to successfully calculate a replica count from %s", now, out.metric)
 	return out
+}
+
+// alsoSelecting records hpa's selector and returns it with the keys of
+// other HPAs of its namespace whose selectors pick any of pods, as
+// upstream's selector tracker does; nil when hpa is alone.
+func (c *Controller) alsoSelecting(hpa *autoscalingv2.HorizontalPodAutoscaler, selector labels.Selector, pods []*v1.Pod) []string {
+	key := hpa.Namespace + "/" + hpa.Name
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.selectors[key] = selector
+	return ambiguous(key, hpa.Namespace, c.selectors, pods)
+}
+
+// ambiguous is the keys, key first, of the namespace's selectors that
+// match some pod, when more than key's does.
+func ambiguous(key, namespace string, selectors map[string]labels.Selector, pods []*v1.Pod) []string {
+	var others []string
+	for k, sel := range selectors {
+		if k == key || !strings.HasPrefix(k, namespace+"/") {
+			continue
+		}
+		for _, p := range pods {
+			if sel.Matches(labels.Set(p.Labels)) {
+				others = append(others, k)
+				break
+			}
+		}
+	}
+	if len(others) == 0 {
+		return nil
+	}
+	sort.Strings(others)
+	return append([]string{key}, others...)
 }
 
 func (c *Controller) setStatus(hpa *autoscalingv2.HorizontalPodAutoscaler, current, desired int32, statuses []autoscalingv2.MetricStatus, rescale bool, now time.Time) {

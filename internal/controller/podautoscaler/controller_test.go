@@ -194,3 +194,26 @@ func TestReconcile(t *testing.T) {
 		})
 	}
 }
+
+func TestAmbiguous(t *testing.T) {
+	web := labels.SelectorFromSet(labels.Set{"app": "web"})
+	all := labels.Everything()
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}}}
+	tests := []struct {
+		name      string
+		selectors map[string]labels.Selector
+		want      []string
+	}{
+		{"alone", map[string]labels.Selector{"ns/a": web}, nil},
+		{"another namespace", map[string]labels.Selector{"ns/a": web, "other/b": all}, nil},
+		{"disjoint", map[string]labels.Selector{"ns/a": web, "ns/b": labels.SelectorFromSet(labels.Set{"app": "db"})}, nil},
+		{"overlap", map[string]labels.Selector{"ns/a": web, "ns/c": all, "ns/b": web}, []string{"ns/a", "ns/b", "ns/c"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := ambiguous("ns/a", "ns", tc.selectors, []*v1.Pod{pod}); !slices.Equal(got, tc.want) {
+				t.Errorf("ambiguous = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
 )
 
@@ -88,5 +89,28 @@ func TestV1ToV2Defaults(t *testing.T) {
 				t.Errorf("spec = %+v", v2.Spec)
 			}
 		})
+	}
+}
+
+// The scheme the API server's field managers convert with knows both
+// directions.
+func TestSchemeConverts(t *testing.T) {
+	hpa := newHPA()
+	DefaultHPA(hpa)
+	hpa.SetGroupVersionKind(autoscalingv2.SchemeGroupVersion.WithKind("HorizontalPodAutoscaler"))
+	out, err := scheme.Scheme.ConvertToVersion(hpa, autoscalingv1.SchemeGroupVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1 := out.(*autoscalingv1.HorizontalPodAutoscaler)
+	if p := v1.Spec.TargetCPUUtilizationPercentage; p == nil || *p != 80 {
+		t.Fatalf("to v1: %+v", v1.Spec)
+	}
+	back, err := scheme.Scheme.ConvertToVersion(v1, autoscalingv2.SchemeGroupVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !equality.Semantic.DeepEqual(back.(*autoscalingv2.HorizontalPodAutoscaler).Spec, hpa.Spec) {
+		t.Errorf("back: %+v", back)
 	}
 }
