@@ -114,3 +114,27 @@ func TestSchemeConverts(t *testing.T) {
 		t.Errorf("back: %+v", back)
 	}
 }
+
+// Writes through v1 keep the status in its annotations out of spec
+// writes, and the spec in its annotations out of /status writes.
+func TestV1AnnotationsFollowTheirFields(t *testing.T) {
+	old := &autoscalingv1.HorizontalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{
+		metricSpecsAnnotation: "old-spec", conditionsAnnotation: "old-conditions", "team": "web"}}}
+	hpa := old.DeepCopy()
+	hpa.Annotations[metricSpecsAnnotation], hpa.Annotations[conditionsAnnotation], hpa.Annotations[metricStatusAnnotation] = "new-spec", "new-conditions", "new-status"
+	spec := hpa.DeepCopy()
+	HorizontalPodAutoscalersV1.PrepareForUpdate(spec, old)
+	if a := spec.Annotations; a[metricSpecsAnnotation] != "new-spec" || a[conditionsAnnotation] != "old-conditions" || a[metricStatusAnnotation] != "" || a["team"] != "web" {
+		t.Errorf("spec write: %v", a)
+	}
+	status := hpa.DeepCopy()
+	HorizontalPodAutoscalersV1.PrepareForStatusUpdate(status, old)
+	if a := status.Annotations; a[metricSpecsAnnotation] != "old-spec" || a[conditionsAnnotation] != "new-conditions" || a[metricStatusAnnotation] != "new-status" {
+		t.Errorf("status write: %v", a)
+	}
+	created := hpa.DeepCopy()
+	HorizontalPodAutoscalersV1.PrepareForCreate(created)
+	if _, ok := created.Annotations[conditionsAnnotation]; ok || created.Annotations[metricSpecsAnnotation] != "new-spec" {
+		t.Errorf("create: %v", created.Annotations)
+	}
+}

@@ -27,6 +27,18 @@ var HorizontalPodAutoscalersV1 = &registry.Resource{
 	New:              func() runtime.Object { return &autoscalingv1.HorizontalPodAutoscaler{} },
 	NewList:          func() runtime.Object { return &autoscalingv1.HorizontalPodAutoscalerList{} },
 	Default:          registry.Typed(defaultHPAV1),
+	// What v1 keeps in annotations follows the rules of the field it
+	// stands for: status annotations are not written with the spec, spec
+	// annotations not through /status.
+	PrepareForCreate: registry.Typed(func(hpa *autoscalingv1.HorizontalPodAutoscaler) {
+		keepAnnotations(hpa, nil, metricStatusAnnotation, conditionsAnnotation)
+	}),
+	PrepareForUpdate: registry.Typed2(func(hpa, old *autoscalingv1.HorizontalPodAutoscaler) {
+		keepAnnotations(hpa, old, metricStatusAnnotation, conditionsAnnotation)
+	}),
+	PrepareForStatusUpdate: registry.Typed2(func(hpa, old *autoscalingv1.HorizontalPodAutoscaler) {
+		keepAnnotations(hpa, old, metricSpecsAnnotation, behaviorSpecsAnnotation)
+	}),
 	Validate: registry.TypedValidate(func(hpa *autoscalingv1.HorizontalPodAutoscaler) field.ErrorList {
 		return validateHPA(storedV2(hpa))
 	}),
@@ -47,6 +59,26 @@ var HorizontalPodAutoscalersV1 = &registry.Resource{
 		ToStored:   func(obj runtime.Object) runtime.Object { return storedV2(obj.(*autoscalingv1.HorizontalPodAutoscaler)) },
 		FromStored: func(obj runtime.Object) runtime.Object { return toV1(obj.(*autoscalingv2.HorizontalPodAutoscaler)) },
 	},
+}
+
+// keepAnnotations sets hpa's annotations keys to old's (drops them when
+// old is nil or lacks them).
+func keepAnnotations(hpa, old *autoscalingv1.HorizontalPodAutoscaler, keys ...string) {
+	for _, k := range keys {
+		v, ok := "", false
+		if old != nil {
+			v, ok = old.Annotations[k]
+		}
+		switch {
+		case ok:
+			if hpa.Annotations == nil {
+				hpa.Annotations = map[string]string{}
+			}
+			hpa.Annotations[k] = v
+		default:
+			delete(hpa.Annotations, k)
+		}
+	}
 }
 
 // defaultHPAV1 is upstream's v1 default; the cpu target is defaulted by
