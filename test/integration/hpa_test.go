@@ -83,6 +83,10 @@ func TestHorizontalPodAutoscalerAPI(t *testing.T) {
 		}
 		return nil
 	})
+	// kubectl explain finds the preferred version's schema.
+	if out := mustKubectl(t, "", "explain", "hpa.spec.maxReplicas"); !strings.Contains(out, "maxReplicas <integer>") || !strings.Contains(out, "v2") {
+		t.Errorf("kubectl explain:\n%s", out)
+	}
 	// The same object through autoscaling/v1.
 	v1hpa, err := client.AutoscalingV1().HorizontalPodAutoscalers(ns).Get(ctx, "web", metav1.GetOptions{})
 	if err != nil {
