@@ -169,6 +169,22 @@ func TestHorizontalPodAutoscalerAPI(t *testing.T) {
 		*after.Spec.Behavior.ScaleDown.StabilizationWindowSeconds != 30 || len(after.Annotations) != 0 || after.Generation != created.Generation+1 {
 		t.Errorf("after a v1 update: %+v annotations %v generation %d", after.Spec, after.Annotations, after.Generation)
 	}
+	// A change v1 sees only in an annotation is a change of the spec.
+	viaV1, err = client.AutoscalingV1().HorizontalPodAutoscalers(ns).Get(ctx, "rich", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	viaV1.Annotations["autoscaling.alpha.kubernetes.io/metrics"] = strings.Replace(viaV1.Annotations["autoscaling.alpha.kubernetes.io/metrics"], `"targetAverageValue":"10"`, `"targetAverageValue":"20"`, 1)
+	if _, err := client.AutoscalingV1().HorizontalPodAutoscalers(ns).Update(ctx, viaV1, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	final, err := client.AutoscalingV2().HorizontalPodAutoscalers(ns).Get(ctx, "rich", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if final.Spec.Metrics[0].Pods.Target.AverageValue.String() != "20" || final.Generation != after.Generation+1 {
+		t.Errorf("after an annotation-only v1 update: %+v generation %d (was %d)", final.Spec.Metrics[0], final.Generation, after.Generation)
+	}
 }
 
 // metricsAdapter is a minimal custom and external metrics API server: it
