@@ -366,7 +366,14 @@ func (s *Server) prepareUpdate(ctx context.Context, res *resource, next, cur run
 		res.PrepareForUpdate(next, cur)
 	}
 	if res.TracksGeneration && (writesSpec || (partial != nil && partial.WritesSpec)) {
-		if ns, os := specOf(next), specOf(cur); ns.IsValid() && !apiequality.Semantic.DeepEqual(ns.Interface(), os.Interface()) {
+		ns, os := specOf(next), specOf(cur)
+		if res.StoredAs != nil {
+			// A version that keeps part of its spec elsewhere
+			// (autoscaling/v1 HPAs, in annotations) is compared in the
+			// stored form, as upstream compares the internal one.
+			ns, os = specOf(res.StoredAs.ToStored(next)), specOf(res.StoredAs.ToStored(cur))
+		}
+		if ns.IsValid() && !apiequality.Semantic.DeepEqual(ns.Interface(), os.Interface()) {
 			acc.SetGeneration(curAcc.GetGeneration() + 1)
 		}
 	}

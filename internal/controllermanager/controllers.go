@@ -21,6 +21,7 @@ import (
 	"github.com/orca-project/orca/internal/controller/localpath"
 	"github.com/orca-project/orca/internal/controller/namespace"
 	"github.com/orca-project/orca/internal/controller/persistentvolume"
+	"github.com/orca-project/orca/internal/controller/podautoscaler"
 	"github.com/orca-project/orca/internal/controller/pvcprotection"
 	"github.com/orca-project/orca/internal/controller/pvprotection"
 	"github.com/orca-project/orca/internal/controller/replicaset"
@@ -103,6 +104,9 @@ func DefaultControllers() []Descriptor {
 		}},
 		{Name: "pvc-protection", Workers: 1, New: func(c *Context) (Controller, error) {
 			return pvcprotection.New(c.Client, c.Informers, c.QueueMetrics, c.Log)
+		}},
+		{Name: podautoscaler.Name, Workers: 5, New: func(c *Context) (Controller, error) {
+			return podautoscaler.New(c.REST, c.Client, c.Discovery, c.Informers, c.QueueMetrics, c.Log)
 		}},
 		{Name: "job", Workers: 5, New: func(c *Context) (Controller, error) { return job.New(c.Client, c.Informers, c.QueueMetrics, c.Log) }},
 		{Name: "namespace", Workers: 10, New: func(c *Context) (Controller, error) {

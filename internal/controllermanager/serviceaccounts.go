@@ -28,6 +28,7 @@ var serviceAccounts = map[string]string{
 	"endpointslice":             "endpointslice-controller",
 	"endpointslicemirroring":    "endpointslicemirroring-controller",
 	"garbagecollector":          "generic-garbage-collector",
+	"horizontalpodautoscaling":  "horizontal-pod-autoscaler",
 	"job":                       "job-controller",
 	"local-path-provisioner":    "local-path-provisioner",
 	"ephemeral-volume":          "ephemeral-volume-controller",

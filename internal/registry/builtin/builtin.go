@@ -9,6 +9,7 @@ import (
 	"github.com/orca-project/orca/internal/registry/apps"
 	"github.com/orca-project/orca/internal/registry/authentication"
 	"github.com/orca-project/orca/internal/registry/authorization"
+	"github.com/orca-project/orca/internal/registry/autoscaling"
 	"github.com/orca-project/orca/internal/registry/batch"
 	"github.com/orca-project/orca/internal/registry/certificates"
 	"github.com/orca-project/orca/internal/registry/coordination"
@@ -43,6 +44,7 @@ func Resources() []*registry.Resource {
 		authorization.Selfsubjectaccessreviews, authorization.Subjectaccessreviews,
 		authorization.Localsubjectaccessreviews, authorization.Selfsubjectrulesreviews,
 		authentication.Tokenreviews, authentication.Selfsubjectreviews,
+		autoscaling.HorizontalPodAutoscalers, autoscaling.HorizontalPodAutoscalersV1,
 		batch.Jobs, batch.Cronjobs,
 		certificates.Certificatesigningrequests, certificates.Clustertrustbundles,
 		certificates.Podcertificaterequests,

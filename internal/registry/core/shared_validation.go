@@ -2,6 +2,7 @@ package core
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -33,6 +34,17 @@ func ValidateNodeSelector(ns *corev1.NodeSelector, fldPath *field.Path) field.Er
 // follow the same rule.
 func ValidateCSIDriverName(name string, fldPath *field.Path) field.ErrorList {
 	return validateCSIDriverName(name, fldPath)
+}
+
+// ValidateContainerResourceName checks a resource name as a container's
+// requests and limits name it (an HPA's container resource metric).
+func ValidateContainerResourceName(value corev1.ResourceName, fldPath *field.Path) field.ErrorList {
+	return validateContainerResourceName(value, fldPath)
+}
+
+// ValidateNonnegativeQuantity reports a quantity below zero.
+func ValidateNonnegativeQuantity(value resource.Quantity, fldPath *field.Path) field.ErrorList {
+	return validateNonnegativeQuantity(value, fldPath)
 }
 
 // ValidateDNS1123Label reports each way value is not a DNS label.
