@@ -148,7 +148,7 @@ func TestEvaluate(t *testing.T) {
 					act: []Signal{MemoryAvailable, NodeFsAvailable, NodeFsInodesFree, PIDAvailable}},
 			}},
 		{name: "a signal not observed meets nothing",
-			flags: Flags{Hard: "imagefs.available<15%"},
+			flags:  Flags{Hard: "imagefs.available<15%"},
 			passes: []pass{{at: 0, obs: mem(1)}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
