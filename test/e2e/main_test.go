@@ -24,6 +24,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/pflag"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -37,7 +38,7 @@ import (
 	"github.com/orca-project/orca/internal/images"
 	"github.com/orca-project/orca/internal/kubectl"
 	"github.com/orca-project/orca/internal/kubelet/cri"
-	"github.com/orca-project/orca/internal/kubelet/nodestatus"
+	"github.com/orca-project/orca/internal/kubelet/eviction"
 	"github.com/orca-project/orca/internal/server"
 )
 
@@ -246,21 +247,33 @@ func runAgentProcess() int {
 	port, _ := strconv.Atoi(os.Getenv("ORCA_TEST_KUBELET_PORT"))
 	ctx, stop := signalContext()
 	defer stop()
-	err := agent.Run(ctx, agent.Options{
+	opts := agent.Options{
 		DataDir: os.Getenv("ORCA_TEST_DATA_DIR"), NodeName: os.Getenv("ORCA_TEST_NODE_NAME"), NodeIP: os.Getenv("ORCA_TEST_NODE_IP"),
 		Config: cfg, Join: joinCfg, KubeletPort: port, ClusterDNS: []string{"10.43.0.10"},
 		PodCIDR: os.Getenv("ORCA_TEST_POD_CIDR"), Taints: testTaints(), Bridge: "orcae2e0", PauseBinary: os.Getenv("ORCA_TEST_PAUSE"),
-		// Test machines share their disk with build caches: upstream's 10%
-		// would put every test node under disk pressure, tainted, on a
-		// nearly full machine.
 		Eviction: testEviction,
 		Log:      slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})),
 
 		// Privileged containers, as upstream's kubelet always allows them;
 		// the refusal without the flag is a unit test of the kubelet.
 		AllowPrivileged: true,
-	})
-	if err != nil {
+	}
+	if args := os.Getenv("ORCA_TEST_AGENT_ARGS"); args != "" {
+		// A node of its own for a test of node pressure: its flags, on
+		// top of the test nodes' eviction threshold.
+		fs := pflag.NewFlagSet("agent", pflag.ContinueOnError)
+		var pf agent.PressureFlags
+		pf.Register(fs)
+		if err := fs.Parse(append([]string{"--eviction-hard=" + testEvictionHard}, strings.Split(args, "\n")...)); err != nil {
+			fmt.Fprintln(os.Stderr, "agent:", err)
+			return 1
+		}
+		if err := pf.Apply(&opts); err != nil {
+			fmt.Fprintln(os.Stderr, "agent:", err)
+			return 1
+		}
+	}
+	if err := agent.Run(ctx, opts); err != nil {
 		fmt.Fprintln(os.Stderr, "agent:", err)
 		return 1
 	}
@@ -437,12 +450,18 @@ func eventually(t *testing.T, timeout time.Duration, f func() error) {
 // stay single-node whatever ran before them.
 var extraNodeTaint = v1.Taint{Key: "orca.test/extra-node", Value: "true", Effect: v1.TaintEffectNoSchedule}
 
-var testEviction = func() *nodestatus.Thresholds {
-	t, err := nodestatus.ParseThresholds("nodefs.available<1Gi")
+// testEvictionHard are the test nodes' hard eviction thresholds: test
+// machines share their disk with build caches, and upstream's 10% (15%
+// of the image file system) would put every test node under disk
+// pressure on a nearly full machine.
+const testEvictionHard = "memory.available<100Mi,nodefs.available<1Gi,imagefs.available<1Gi"
+
+var testEviction = func() *eviction.Config {
+	c, err := eviction.ParseConfig(eviction.Flags{Hard: testEvictionHard, HardSet: true, PressureTransitionPeriod: eviction.DefaultPressureTransitionPeriod})
 	if err != nil {
 		panic(err)
 	}
-	return &t
+	return &c
 }()
 
 func testTaints() []v1.Taint {

@@ -26,8 +26,8 @@ type Reclaimer interface {
 
 // Pods are the kubelet's pods, and how one is evicted.
 type Pods interface {
-	// Active are the pods that run or are about to.
-	Active() []*v1.Pod
+	// ActivePods are the pods that run or are about to.
+	ActivePods() []*v1.Pod
 	// Evict kills the pod within grace seconds and fails it with the
 	// status reason, message and condition given; it returns once the
 	// pod's containers are stopped, false when it could not.
@@ -123,7 +123,7 @@ func (m *Manager) Synchronize(ctx context.Context) *v1.Pod {
 		obs, usage = obs2, usage2
 	}
 	var candidates []*v1.Pod
-	for _, p := range m.Pods.Active() {
+	for _, p := range m.Pods.ActivePods() {
 		if !IsCritical(p) {
 			candidates = append(candidates, p)
 		}
@@ -186,7 +186,7 @@ func (m *Manager) waitForCleanup(ctx context.Context, pod *v1.Pod) {
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		gone := true
-		for _, p := range m.Pods.Active() {
+		for _, p := range m.Pods.ActivePods() {
 			if p.UID == pod.UID {
 				gone = false
 			}
