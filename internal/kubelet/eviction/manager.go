@@ -8,6 +8,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/record"
 )
 
@@ -80,18 +81,11 @@ func (m *Manager) Run(ctx context.Context) {
 	if m.Log == nil {
 		m.Log = slog.Default()
 	}
-	t := time.NewTicker(m.Interval)
-	defer t.Stop()
-	for {
+	wait.UntilWithContext(ctx, func(ctx context.Context) {
 		if evicted := m.Synchronize(ctx); evicted != nil {
 			m.waitForCleanup(ctx, evicted)
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+	}, m.Interval)
 }
 
 // Synchronize is one pass: it observes, decides, reclaims and evicts at

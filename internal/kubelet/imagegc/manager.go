@@ -12,6 +12,7 @@ import (
 
 	"google.golang.org/grpc"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/record"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
@@ -181,19 +182,12 @@ func (m *Manager) Run(ctx context.Context) {
 	if _, _, _, err := m.detect(ctx, time.Now()); err != nil && ctx.Err() == nil {
 		m.log().Warn("image garbage collection: detect images", "err", err)
 	}
-	t := time.NewTicker(m.Interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	wait.UntilWithContext(ctx, func(ctx context.Context) {
 		if err := m.GarbageCollect(ctx); err != nil && ctx.Err() == nil {
 			m.log().Warn("image garbage collection failed", "err", err)
 			m.event(v1.EventTypeWarning, "ImageGCFailed", err.Error())
 		}
-	}
+	}, m.Interval)
 }
 
 func (m *Manager) event(typ, reason, msg string) {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"k8s.io/apimachinery/pkg/util/wait"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
@@ -36,18 +37,11 @@ func (m *Manager) Run(ctx context.Context) {
 	if m.Interval == 0 {
 		m.Interval = 10 * time.Second
 	}
-	t := time.NewTicker(m.Interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	wait.UntilWithContext(ctx, func(ctx context.Context) {
 		if err := m.RotateLogs(ctx); err != nil && ctx.Err() == nil {
 			m.log().Warn("rotate container logs", "err", err)
 		}
-	}
+	}, m.Interval)
 }
 
 // RotateLogs is one pass over the running containers.
