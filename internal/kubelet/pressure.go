@@ -80,10 +80,10 @@ func (k *Kubelet) Evict(ctx context.Context, pod *v1.Pod, grace int64, message s
 // the newest run of its name in its pod's current sandbox, and the
 // sandboxes no container needs, as upstream's container GC does for the
 // eviction manager. The newest run stays for `kubectl logs`.
+//
+// It works from the last relist (a second old at most) rather than
+// relisting itself, which would hide changes from the relist loop.
 func (k *Kubelet) DeleteAllUnusedContainers(ctx context.Context) error {
-	if err := k.state.relist(ctx, k.rt); err != nil {
-		return err
-	}
 	for _, uid := range k.state.podUIDs() {
 		rtp := k.state.get(uid)
 		if rtp == nil {

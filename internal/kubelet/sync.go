@@ -34,9 +34,10 @@ func (k *Kubelet) syncPod(ctx context.Context, uid types.UID, pod *v1.Pod) (time
 		}
 		k.removePod(ctx, uid, rtp)
 		if k.cfg.Cgroups != nil {
+			// A cgroup the runtime has not emptied yet is left behind
+			// rather than holding up the volumes' teardown.
 			if err := k.cfg.Cgroups.RemovePod(uid, k.activePods()); err != nil {
 				k.log.Warn("remove pod cgroup", "uid", uid, "err", err)
-				return 2 * time.Second, false
 			}
 		}
 		if err := k.cfg.Volumes.Teardown(string(uid)); err != nil {
