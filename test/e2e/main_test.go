@@ -39,6 +39,7 @@ import (
 	"github.com/orca-project/orca/internal/kubectl"
 	"github.com/orca-project/orca/internal/kubelet/cri"
 	"github.com/orca-project/orca/internal/kubelet/eviction"
+	"github.com/orca-project/orca/internal/kubelet/imagegc"
 	"github.com/orca-project/orca/internal/server"
 )
 
@@ -252,6 +253,7 @@ func runAgentProcess() int {
 		Config: cfg, Join: joinCfg, KubeletPort: port, ClusterDNS: []string{"10.43.0.10"},
 		PodCIDR: os.Getenv("ORCA_TEST_POD_CIDR"), Taints: testTaints(), Bridge: "orcae2e0", PauseBinary: os.Getenv("ORCA_TEST_PAUSE"),
 		Eviction: testEviction,
+		ImageGC:  &testImageGC,
 		Log:      slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})),
 
 		// Privileged containers, as upstream's kubelet always allows them;
@@ -264,7 +266,8 @@ func runAgentProcess() int {
 		fs := pflag.NewFlagSet("agent", pflag.ContinueOnError)
 		var pf agent.PressureFlags
 		pf.Register(fs)
-		if err := fs.Parse(append([]string{"--eviction-hard=" + testEvictionHard}, strings.Split(args, "\n")...)); err != nil {
+		base := []string{"--eviction-hard=" + testEvictionHard, fmt.Sprintf("--image-gc-high-threshold=%d", testImageGC.HighThresholdPercent), fmt.Sprintf("--image-gc-low-threshold=%d", testImageGC.LowThresholdPercent)}
+		if err := fs.Parse(append(base, strings.Split(args, "\n")...)); err != nil {
 			fmt.Fprintln(os.Stderr, "agent:", err)
 			return 1
 		}
@@ -455,6 +458,11 @@ var extraNodeTaint = v1.Taint{Key: "orca.test/extra-node", Value: "true", Effect
 // of the image file system) would put every test node under disk
 // pressure on a nearly full machine.
 const testEvictionHard = "memory.available<100Mi,nodefs.available<1Gi,imagefs.available<1Gi"
+
+// testImageGC keeps the periodic image collection off test nodes but on
+// a full disk: busybox, imported once and pulled never, must survive the
+// moments no container uses it on a machine whose disk is over 85% full.
+var testImageGC = imagegc.Policy{HighThresholdPercent: 100, LowThresholdPercent: 99, MinAge: 2 * time.Minute}
 
 var testEviction = func() *eviction.Config {
 	c, err := eviction.ParseConfig(eviction.Flags{Hard: testEvictionHard, HardSet: true, PressureTransitionPeriod: eviction.DefaultPressureTransitionPeriod})
