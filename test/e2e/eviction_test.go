@@ -161,12 +161,12 @@ func TestMemoryPressureEvictsBestEffortFirst(t *testing.T) {
 }
 
 // TestDiskPressureCollectsImagesFirst: a node whose imagefs.available
-// threshold is a margin below the disk's free space; a pod writing past
-// the margin puts it under disk pressure, and the unused image imported
+// threshold is a margin (1Gi) below the disk's free space; a pod writing
+// 2000 MB puts it under disk pressure, and the unused image imported
 // on the node is removed before the writing pod is evicted.
 func TestDiskPressureCollectsImagesFirst(t *testing.T) {
 	needCluster(t)
-	const margin = 600 << 20
+	const margin = 1 << 30
 	x := pressureNode(t, 22, fmt.Sprintf("--eviction-hard=imagefs.available<%d", diskFree(t, workDir)-margin), "--image-minimum-gc-age=1s")
 	unused := imagebuild.Image{Ref: "orca.test/unused:1", Entries: []imagebuild.Entry{imagebuild.FileEntry("/data", 0o644, make([]byte, 1<<20))}}
 	tar := filepath.Join(t.TempDir(), "unused.tar")
@@ -193,7 +193,7 @@ func TestDiskPressureCollectsImagesFirst(t *testing.T) {
 		t.Fatal("unused image not imported")
 	}
 	ns := namespace(t)
-	createPod(t, podOn(ns, "writer", x.name, "dd if=/dev/zero of=/fill bs=1M count=1200; sleep 3600", "", ""))
+	createPod(t, podOn(ns, "writer", x.name, "dd if=/dev/zero of=/fill bs=1M count=2000; sleep 3600", "", ""))
 	var removedBeforeEviction bool
 	deadline := time.Now().Add(90 * time.Second)
 	for {
@@ -237,13 +237,19 @@ func TestContainerLogRotation(t *testing.T) {
 	p := waitPod(t, ns, "chatty", time.Minute, "running", running)
 	dir := filepath.Join(x.dir, "agent", "logs", fmt.Sprintf("%s_%s_%s", ns, p.Name, p.UID), "main")
 	lastLine := func() int {
-		out := kubectlOK(t, "", "logs", "-n", ns, "chatty", "--tail=1")
-		f := strings.Fields(out)
-		if len(f) < 2 || f[0] != "line" {
-			t.Fatalf("kubectl logs --tail=1: %q", out)
+		// Between the rename and the runtime's reopen there is no
+		// current file for a moment, as upstream: ask again then.
+		var res kubectlResult
+		for try := 0; try < 10; try++ {
+			res = runKubectl(t, nil, "", "logs", "-n", ns, "chatty", "--tail=1")
+			if f := strings.Fields(res.Stdout); len(f) >= 2 && f[0] == "line" {
+				n, _ := strconv.Atoi(f[1])
+				return n
+			}
+			time.Sleep(100 * time.Millisecond)
 		}
-		n, _ := strconv.Atoi(f[1])
-		return n
+		t.Fatalf("kubectl logs --tail=1: %q %q", res.Stdout, res.Stderr)
+		return 0
 	}
 	prev := lastLine()
 	sawCompressed := false
