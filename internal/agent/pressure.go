@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -148,4 +147,4 @@ func (r reclaimer) DeleteUnusedImages(ctx context.Context) error {
 }
 
 // cgroupMount is where the host's cgroups are.
-var cgroupMount = filepath.Join("/sys", "fs", "cgroup")
+const cgroupMount = "/sys/fs/cgroup"

@@ -126,7 +126,7 @@ func TestMemoryPressureEvictsBestEffortFirst(t *testing.T) {
 	hog.Spec.Containers[0].Name = "hog"
 	createPod(t, hog)
 	p := waitPod(t, ns, "besteffort", 90*time.Second, "evicted", evicted)
-	msg := regexp.MustCompile(`^The node was low on resource: memory\. Threshold quantity: \d+, available: \d+(Ki|Mi|Gi)?\. Container hog was using \d+(Ki|Mi|Gi)?, request is 0, has larger consumption of memory\. $`)
+	msg := regexp.MustCompile(`^The node was low on resource: memory\. Threshold quantity: \d+(Ki|Mi|Gi)?, available: \d+(Ki|Mi|Gi)?\. Container hog was using \d+(Ki|Mi|Gi)?, request is 0, has larger consumption of memory\. $`)
 	if !msg.MatchString(p.Status.Message) {
 		t.Errorf("eviction message %q", p.Status.Message)
 	}
