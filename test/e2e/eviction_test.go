@@ -160,7 +160,7 @@ func TestMemoryPressureEvictsBestEffortFirst(t *testing.T) {
 	waitPod(t, ns, "late-burstable", time.Minute, "running", running)
 }
 
-// TestDiskPressureCollectsImagesFirst: a node whose imagefs.available
+// TestDiskPressureCollectsImagesFirst (about 75 s): a node whose imagefs.available
 // threshold is a margin (1Gi) below the disk's free space; a pod writing
 // 2000 MB puts it under disk pressure, and the unused image imported
 // on the node is removed before the writing pod is evicted.
@@ -192,6 +192,9 @@ func TestDiskPressureCollectsImagesFirst(t *testing.T) {
 	if !has("orca.test/unused:1") {
 		t.Fatal("unused image not imported")
 	}
+	// The collector dates an image when it first sees it, every 30 s;
+	// only then does the minimum age start counting.
+	time.Sleep(31 * time.Second)
 	ns := namespace(t)
 	createPod(t, podOn(ns, "writer", x.name, "dd if=/dev/zero of=/fill bs=1M count=2000; sleep 3600", "", ""))
 	var removedBeforeEviction bool

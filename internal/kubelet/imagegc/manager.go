@@ -38,6 +38,10 @@ type Manager struct {
 	Log      *slog.Logger
 	// Interval between periodic collections (5 min).
 	Interval time.Duration
+	// DetectInterval is how often images and their use are recorded
+	// between collections (30 s, upstream's image cache period): an
+	// image imported since is not eligible until seen and MinAge old.
+	DetectInterval time.Duration
 
 	mu     sync.Mutex
 	images map[string]*Image
@@ -146,9 +150,7 @@ func (m *Manager) GarbageCollect(ctx context.Context) error {
 	capacity, available := int64(st.Blocks)*st.Bsize, int64(st.Bavail)*st.Bsize
 	want := m.Policy.ToFree(capacity, available)
 	if want <= 0 {
-		// Keep the record of use fresh between collections.
-		_, _, _, err := m.detect(ctx, time.Now())
-		return err
+		return nil
 	}
 	usage := 100 - available*100/capacity
 	m.log().Info("disk usage on image filesystem is over the high threshold, trying to free bytes down to the low threshold", "usage", usage, "highThreshold", m.Policy.HighThresholdPercent, "amountToFree", want, "lowThreshold", m.Policy.LowThresholdPercent)
@@ -177,11 +179,16 @@ func (m *Manager) Run(ctx context.Context) {
 	if m.Interval == 0 {
 		m.Interval = 5 * time.Minute
 	}
-	// The first pass only records what exists, so that ages count from
-	// the kubelet's start, as upstream's detection loop.
-	if _, _, _, err := m.detect(ctx, time.Now()); err != nil && ctx.Err() == nil {
-		m.log().Warn("image garbage collection: detect images", "err", err)
+	if m.DetectInterval == 0 {
+		m.DetectInterval = 30 * time.Second
 	}
+	// The first detection records what exists, as from long ago; later
+	// ones date new images and keep last use fresh.
+	go wait.UntilWithContext(ctx, func(ctx context.Context) {
+		if _, _, _, err := m.detect(ctx, time.Now()); err != nil && ctx.Err() == nil {
+			m.log().Warn("image garbage collection: detect images", "err", err)
+		}
+	}, m.DetectInterval)
 	wait.UntilWithContext(ctx, func(ctx context.Context) {
 		if err := m.GarbageCollect(ctx); err != nil && ctx.Err() == nil {
 			m.log().Warn("image garbage collection failed", "err", err)
