@@ -64,7 +64,7 @@ func TestSynchronize(t *testing.T) {
 	grace := int64(30)
 	small.Spec.TerminationGracePeriodSeconds = &grace
 	usage := Usage{"hog": {Containers: map[string]ContainerUsage{"hog-c0": {MemoryWorkingSet: 500 * mi, RootfsBytes: 50 * mi}}},
-		"small": {Containers: map[string]ContainerUsage{"small-c0": {MemoryWorkingSet: 10 * mi}}},
+		"small":    {Containers: map[string]ContainerUsage{"small-c0": {MemoryWorkingSet: 10 * mi}}},
 		"critical": {Containers: map[string]ContainerUsage{"critical-c0": {MemoryWorkingSet: 900 * mi, RootfsBytes: 900 * mi}}}}
 	for _, tc := range []struct {
 		name    string
