@@ -30,6 +30,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/clock"
 
+	"github.com/orca-project/orca/internal/kubelet/cgroups"
 	"github.com/orca-project/orca/internal/kubelet/prober"
 )
 
@@ -106,6 +107,8 @@ type PodCgroups interface {
 	EnsurePod(pod *v1.Pod, active []*v1.Pod) (string, error)
 	// RemovePod removes a gone pod's cgroup.
 	RemovePod(uid types.UID, active []*v1.Pod) error
+	// SetPodValues rewrites a pod cgroup's limits (a resize).
+	SetPodValues(pod *v1.Pod, v cgroups.Values) error
 }
 
 // Kubelet runs one node's pods.

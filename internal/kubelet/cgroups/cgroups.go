@@ -188,3 +188,22 @@ func SharesToWeight(shares int64) int64 {
 	}
 	return 1 + ((shares-2)*9999)/262142
 }
+
+// Widest is what holds both a and b: the larger shares, and the larger
+// quota and memory limit, none beating any. A pod being resized has it
+// while its containers move from a to b, as upstream raises the pod's
+// cgroup before its containers and lowers it after them.
+func Widest(a, b Values) Values {
+	wider := func(x, y int64) int64 {
+		if x < 0 || y < 0 {
+			return -1
+		}
+		return max(x, y)
+	}
+	return Values{
+		CPUShares:   max(a.CPUShares, b.CPUShares),
+		CPUQuota:    wider(a.CPUQuota, b.CPUQuota),
+		CPUPeriod:   b.CPUPeriod,
+		MemoryLimit: wider(a.MemoryLimit, b.MemoryLimit),
+	}
+}

@@ -215,3 +215,21 @@ func TestManagerWritesLayouts(t *testing.T) {
 		}
 	}
 }
+
+func TestWidest(t *testing.T) {
+	small := Values{CPUShares: 102, CPUQuota: 10000, CPUPeriod: 100000, MemoryLimit: 64 << 20}
+	big := Values{CPUShares: 512, CPUQuota: 50000, CPUPeriod: 100000, MemoryLimit: 128 << 20}
+	unlimited := Values{CPUShares: 2, CPUQuota: -1, CPUPeriod: 100000, MemoryLimit: -1}
+	for _, tc := range []struct {
+		a, b, want Values
+	}{
+		{small, big, big},
+		{big, small, big},
+		{small, unlimited, Values{CPUShares: 102, CPUQuota: -1, CPUPeriod: 100000, MemoryLimit: -1}},
+		{Values{CPUShares: 600, CPUQuota: 10000, CPUPeriod: 100000, MemoryLimit: 256 << 20}, big, Values{CPUShares: 600, CPUQuota: 50000, CPUPeriod: 100000, MemoryLimit: 256 << 20}},
+	} {
+		if got := Widest(tc.a, tc.b); got != tc.want {
+			t.Errorf("Widest(%+v, %+v) = %+v, want %+v", tc.a, tc.b, got, tc.want)
+		}
+	}
+}

@@ -114,6 +114,13 @@ func (m *Manager) EnsurePod(pod *v1.Pod, active []*v1.Pod) (string, error) {
 	return path, nil
 }
 
+// SetPodValues writes a pod cgroup's values (a resize).
+func (m *Manager) SetPodValues(pod *v1.Pod, v Values) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.ensure(Path(pod), &v)
+}
+
 func (m *Manager) updateTiers(active []*v1.Pod) error {
 	// Root's own limits would be upstream's node allocatable
 	// enforcement, which Orca does not do: it only has to exist.
