@@ -145,6 +145,19 @@ func TestMemoryPressureEvictsBestEffortFirst(t *testing.T) {
 		}
 		return nil
 	})
+	// The node lifecycle controller mirrors the condition as a taint.
+	eventually(t, 20*time.Second, func() error {
+		n, err := client.CoreV1().Nodes().Get(context.Background(), x.name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		for _, taint := range n.Spec.Taints {
+			if taint.Key == v1.TaintNodeMemoryPressure && taint.Effect == v1.TaintEffectNoSchedule {
+				return nil
+			}
+		}
+		return fmt.Errorf("no memory-pressure taint: %v", n.Spec.Taints)
+	})
 	for _, n := range []string{"guaranteed", "burstable"} {
 		if p := getPod(t, ns, n); p.Status.Phase != v1.PodRunning {
 			t.Errorf("%s was not to be evicted: %s", n, describeStatus(p))
