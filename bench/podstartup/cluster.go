@@ -26,6 +26,8 @@ import (
 	"github.com/orca-project/orca/internal/imagebuild"
 	"github.com/orca-project/orca/internal/images"
 	"github.com/orca-project/orca/internal/kubelet/cri"
+	"github.com/orca-project/orca/internal/kubelet/eviction"
+	"github.com/orca-project/orca/internal/kubelet/imagegc"
 	"github.com/orca-project/orca/internal/server"
 )
 
@@ -142,10 +144,19 @@ func runAgentProcess() int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// Bench machines share their disk with build caches: upstream's
+	// imagefs.available<15% and image collection at 85% would evict the
+	// measured pods and remove their images on a nearly full machine.
+	evictionCfg, err := eviction.ParseConfig(eviction.Flags{Hard: "memory.available<100Mi,nodefs.available<1Gi,imagefs.available<1Gi", HardSet: true, PressureTransitionPeriod: eviction.DefaultPressureTransitionPeriod})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "agent:", err)
+		return 1
+	}
 	err = agent.Run(ctx, agent.Options{
 		DataDir: os.Getenv("ORCA_BENCH_DATA_DIR"), NodeName: nodeName, NodeIP: "127.0.0.1",
 		Config: cfg, KubeletPort: port, BindAddress: "127.0.0.1",
 		PodCIDR: podCIDR, Bridge: bridge, PauseBinary: os.Getenv("ORCA_BENCH_PAUSE"),
+		Eviction: &evictionCfg, ImageGC: &imagegc.Policy{HighThresholdPercent: 100, LowThresholdPercent: 99, MinAge: 2 * time.Minute},
 		Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})),
 	})
 	if err != nil {

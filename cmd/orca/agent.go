@@ -16,17 +16,16 @@ import (
 
 	"github.com/orca-project/orca/internal/agent"
 	"github.com/orca-project/orca/internal/agent/join"
-	"github.com/orca-project/orca/internal/kubelet/nodestatus"
 )
 
 // agentFlags are the node flags `orca agent` and `orca server` share.
 type agentFlags struct {
-	opts         agent.Options
-	labels       []string
-	taints       []string
-	reserved     []string
-	dns          []string
-	evictionHard string
+	opts     agent.Options
+	labels   []string
+	taints   []string
+	reserved []string
+	dns      []string
+	pressure agent.PressureFlags
 }
 
 // register adds the node flags; standalone adds those `orca server` has
@@ -52,7 +51,7 @@ func (a *agentFlags) register(f *pflag.FlagSet, standalone bool) {
 	f.StringVar(&a.opts.ClusterDomain, "cluster-domain", "cluster.local", "cluster's DNS domain")
 	f.Int64Var(&a.opts.MaxPods, "max-pods", 110, "most pods this node runs")
 	f.StringSliceVar(&a.reserved, "kube-reserved", nil, "resources held back from pods, e.g. cpu=100m,memory=256Mi")
-	f.StringVar(&a.evictionHard, "eviction-hard", "", "hard eviction thresholds, upstream's syntax (memory.available<100Mi,nodefs.available<10%,pid.available<5% when empty): less free than this is node pressure, and the node is tainted")
+	a.pressure.Register(f)
 	f.BoolVar(&a.opts.AllowPrivileged, "allow-privileged", false, "let containers run privileged")
 	f.StringVar(&a.opts.PauseBinary, "pause-binary", "", "the pause program for pod sandboxes (orca-pause next to orca when empty)")
 	f.BoolVar(&a.opts.DisableIngress, "disable-ingress", false, "run no ingress controller on this node (it serves Ingresses on ports 80 and 443 otherwise)")
@@ -72,12 +71,8 @@ func (a *agentFlags) complete() (agent.Options, error) {
 		}
 		o.Labels[k] = v
 	}
-	if a.evictionHard != "" {
-		t, err := nodestatus.ParseThresholds(a.evictionHard)
-		if err != nil {
-			return o, fmt.Errorf("invalid --eviction-hard: %w", err)
-		}
-		o.Eviction = &t
+	if err := a.pressure.Apply(&o); err != nil {
+		return o, err
 	}
 	for _, t := range a.taints {
 		taint, err := parseTaint(t)

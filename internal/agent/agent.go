@@ -38,9 +38,13 @@ import (
 	"github.com/orca-project/orca/internal/imagebuild"
 	"github.com/orca-project/orca/internal/images"
 	"github.com/orca-project/orca/internal/kubelet"
+	"github.com/orca-project/orca/internal/kubelet/cgroups"
 	"github.com/orca-project/orca/internal/kubelet/containerd"
 	"github.com/orca-project/orca/internal/kubelet/cri"
 	"github.com/orca-project/orca/internal/kubelet/csi"
+	"github.com/orca-project/orca/internal/kubelet/eviction"
+	"github.com/orca-project/orca/internal/kubelet/imagegc"
+	"github.com/orca-project/orca/internal/kubelet/logrotate"
 	"github.com/orca-project/orca/internal/kubelet/nodestatus"
 	kubeletserver "github.com/orca-project/orca/internal/kubelet/server"
 	"github.com/orca-project/orca/internal/kubelet/stats"
@@ -108,9 +112,13 @@ type Options struct {
 	ClusterDomain            string
 	MaxPods                  int64
 	Reserved                 v1.ResourceList
-	// Eviction holds the hard eviction thresholds (upstream's defaults
+	// Eviction is the eviction manager's thresholds (upstream's defaults
 	// when nil): crossing one is node pressure.
-	Eviction *nodestatus.Thresholds
+	Eviction *eviction.Config
+	// ImageGC and LogRotation are the image garbage collection and
+	// container log rotation policies (upstream's defaults when nil).
+	ImageGC     *imagegc.Policy
+	LogRotation *logrotate.Policy
 	// AllowPrivileged lets containers run privileged.
 	AllowPrivileged bool
 	// ServingCert and ClientCA secure the kubelet's HTTPS server; when
@@ -334,10 +342,13 @@ func Run(ctx context.Context, o Options) error {
 	podVolumes = newVolumes(d.Pods, localpath.Root(o.DataDir), client, newImageVolumes(rt, client, recorder),
 		csiVolumes{registry: csiDrivers, client: client, node: o.NodeName, staging: filepath.Join(d.Plugins, "kubernetes.io", "csi"),
 			inUse: func() []v1.UniqueVolumeName { return podVolumes.InUse() }}, allocatable, log)
+	cg := &cgroups.Manager{Mount: cgroupMount}
+	underPressure := newPressure(o, d, rt, cg, recorder, log)
 	reporter := &nodestatus.Reporter{
 		Client: client, Spec: spec, Log: log,
 		Observe: func(ctx context.Context) nodestatus.Machine {
 			m := nodestatus.ObserveHost(o.DataDir)
+			m.Pressure, _ = underPressure.evictions.Pressure()
 			m.RuntimeVersion = runtimeVersion
 			m.KubeletVersion = version.KubernetesGitVersion()
 			observeRuntime(ctx, rt, &m)
@@ -365,7 +376,9 @@ func Run(ctx context.Context, o Options) error {
 		ClusterDNS: o.ClusterDNS, ClusterDomain: o.ClusterDomain, ResolvConf: "/etc/resolv.conf",
 		AllowPrivileged: o.AllowPrivileged, NodeMemory: host.MemoryBytes, Allocatable: allocatable,
 		Log: log, Recorder: recorder, Metrics: reg, PodNetworkReady: networkReady,
+		Cgroups: cg, Admit: underPressure.evictions.Admit,
 	})
+	underPressure.attach(k)
 
 	cert, ca := o.ServingCert, o.ClientCA
 	if cert == nil || ca == nil {
@@ -495,6 +508,7 @@ func Run(ctx context.Context, o Options) error {
 		}
 	}()
 	go runIngress(ctx, o, client, reg, log)
+	underPressure.run(ctx)
 	log.Info("agent running", "node", o.NodeName, "nodeIP", nodeIP, "runtime", runtimeVersion, "kubeletPort", o.KubeletPort)
 	if o.Ready != nil {
 		o.Ready()

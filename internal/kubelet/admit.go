@@ -72,9 +72,9 @@ func hostPortsConflict(pod *v1.Pod, admitted []*v1.Pod) bool {
 }
 
 // admit is the kubelet's admission of a pod it has not started yet: a pod
-// whose host ports another running pod holds is rejected, failed with
-// upstream's reason and message, so that its controller can place it
-// again. A pod the runtime already holds (a restarted kubelet) was
+// whose host ports another running pod holds, or that Config.Admit
+// refuses (node pressure), is rejected, failed with upstream's reason
+// and message, so that its controller can place it again. A pod the runtime already holds (a restarted kubelet) was
 // admitted before.
 func (k *Kubelet) admit(ctx context.Context, pod *v1.Pod, rtp *podRuntime) (rejected bool, again time.Duration) {
 	k.mu.Lock()
@@ -90,6 +90,13 @@ func (k *Kubelet) admit(ctx context.Context, pod *v1.Pod, rtp *podRuntime) (reje
 		}
 	}
 	conflict := hostPortsConflict(pod, others)
+	reason, message := nodePortsReason, nodePortsMessage
+	if !conflict && k.cfg.Admit != nil {
+		var ok bool
+		if ok, reason, message = k.cfg.Admit(pod); !ok {
+			conflict = true
+		}
+	}
 	if !conflict {
 		k.admitted[pod.UID] = true
 	}
@@ -97,8 +104,8 @@ func (k *Kubelet) admit(ctx context.Context, pod *v1.Pod, rtp *podRuntime) (reje
 	if !conflict {
 		return false, 0
 	}
-	k.event(pod, v1.EventTypeWarning, nodePortsReason, nodePortsMessage)
-	k.sendStatus(ctx, pod, false, &podstatus.Failure{Reason: nodePortsReason, Message: "Pod was rejected: " + nodePortsMessage})
+	k.event(pod, v1.EventTypeWarning, reason, message)
+	k.sendStatus(ctx, pod, false, &podstatus.Failure{Reason: reason, Message: "Pod was rejected: " + message})
 	// Until the Failed phase is stored, the next sync comes back here.
 	return true, time.Second
 }

@@ -30,6 +30,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/clock"
 
+	"github.com/orca-project/orca/internal/kubelet/cgroups"
 	"github.com/orca-project/orca/internal/kubelet/prober"
 )
 
@@ -91,6 +92,23 @@ type Config struct {
 	// has its address and before any of its containers starts: the
 	// node's network policies isolate the pod from its first instant.
 	PodNetworkReady func(ctx context.Context, pod *v1.Pod, ip string) error
+	// Cgroups, when set, makes each pod's QoS cgroup with its limits
+	// before its sandbox starts and removes it once the pod is gone.
+	Cgroups PodCgroups
+	// Admit, when set, is asked about each new pod before it starts (the
+	// eviction manager refuses pods under node pressure): a refused pod
+	// fails with the reason and "Pod was rejected: " and the message.
+	Admit func(pod *v1.Pod) (ok bool, reason, message string)
+}
+
+// PodCgroups keeps the pods' cgroups.
+type PodCgroups interface {
+	// EnsurePod makes the pod's cgroup, given the pods that run.
+	EnsurePod(pod *v1.Pod, active []*v1.Pod) (string, error)
+	// RemovePod removes a gone pod's cgroup.
+	RemovePod(uid types.UID, active []*v1.Pod) error
+	// SetPodValues rewrites a pod cgroup's limits (a resize).
+	SetPodValues(pod *v1.Pod, v cgroups.Values) error
 }
 
 // Kubelet runs one node's pods.
@@ -127,6 +145,10 @@ type Kubelet struct {
 	waitMu  sync.Mutex
 	waiting map[types.UID]map[string]waitReason
 
+	// evictions are the pods the eviction manager is failing.
+	evictMu   sync.Mutex
+	evictions map[types.UID]eviction
+
 	ctx context.Context
 }
 
@@ -160,6 +182,7 @@ func New(cfg Config) *Kubelet {
 		backoff:     newRestartBackoff(clock.RealClock{}),
 		pullBackoff: flowcontrol.NewBackOff(10*time.Second, 300*time.Second),
 		waiting:     map[types.UID]map[string]waitReason{},
+		evictions:   map[types.UID]eviction{},
 	}
 	// Only this node's pods: the informer's field selector keeps the
 	// kubelet's memory proportional to its own pods, not the cluster's.
@@ -406,6 +429,9 @@ func (k *Kubelet) forget(uid types.UID) {
 	k.probes.RemovePod(uid)
 	k.forgetAdmission(uid)
 	k.res.forget(uid)
+	k.evictMu.Lock()
+	delete(k.evictions, uid)
+	k.evictMu.Unlock()
 }
 
 func (k *Kubelet) setWaiting(uid types.UID, container, reason, message string) {

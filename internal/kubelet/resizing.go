@@ -10,6 +10,7 @@ import (
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/orca-project/orca/internal/kubelet/cgroups"
 	"github.com/orca-project/orca/internal/kubelet/podstatus"
 )
 
@@ -80,6 +81,20 @@ func (k *Kubelet) resizeRunning(ctx context.Context, pod *v1.Pod, sb *sandbox, c
 	if plan.empty() {
 		return false
 	}
+	if k.cfg.Cgroups != nil {
+		// The pod's cgroup holds both the old and the new sizes while
+		// the containers move (upstream raises it before them and lowers
+		// it after), and what they were given after.
+		before, after := cgroups.PodValues(k.actuatedPod(pod)), cgroups.PodValues(pod)
+		if err := k.cfg.Cgroups.SetPodValues(pod, cgroups.Widest(before, after)); err != nil {
+			k.log.Warn("resize pod cgroup", "pod", podKey(pod), "err", err)
+		}
+		defer func() {
+			if err := k.cfg.Cgroups.SetPodValues(pod, cgroups.PodValues(k.actuatedPod(pod))); err != nil {
+				k.log.Warn("resize pod cgroup", "pod", podKey(pod), "err", err)
+			}
+		}()
+	}
 	for _, st := range plan.restart {
 		c := findContainer(pod, st.name)
 		k.event(pod, v1.EventTypeNormal, "Killing", fmt.Sprintf("Container %s resize requires restart", c.Name))
@@ -134,6 +149,21 @@ func (k *Kubelet) updateInPlace(ctx context.Context, pod *v1.Pod, plan resizePla
 		}
 	}
 	return nil
+}
+
+// actuatedPod is the pod with the resources its containers were given,
+// where the kubelet knows them.
+func (k *Kubelet) actuatedPod(pod *v1.Pod) *v1.Pod {
+	given := k.res.actuated(pod.UID)
+	out := pod.DeepCopy()
+	for _, cs := range [][]v1.Container{out.Spec.InitContainers, out.Spec.Containers} {
+		for i := range cs {
+			if r, ok := given[cs[i].Name]; ok {
+				cs[i].Resources = r
+			}
+		}
+	}
+	return out
 }
 
 // checkMemoryDecrease refuses to set a memory limit at or below what a

@@ -12,6 +12,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/orca-project/orca/internal/kubelet/cgroups"
 )
 
 // createSandbox runs the pod's sandbox: its namespaces, network and
@@ -23,6 +25,11 @@ func (k *Kubelet) createSandbox(ctx context.Context, pod *v1.Pod, attempt uint32
 	cfg, err := k.sandboxConfig(pod, attempt)
 	if err != nil {
 		return "", err
+	}
+	if k.cfg.Cgroups != nil {
+		if _, err := k.cfg.Cgroups.EnsurePod(pod, k.activePods()); err != nil {
+			return "", fmt.Errorf("create pod cgroup: %w", err)
+		}
 	}
 	handler, err := k.handlers.lookup(ctx, pod.Spec.RuntimeClassName)
 	if err != nil {
@@ -72,7 +79,7 @@ func (k *Kubelet) sandboxConfig(pod *v1.Pod, attempt uint32) (*runtimeapi.PodSan
 		Labels:       map[string]string{labelPodName: pod.Name, labelPodNamespace: pod.Namespace, labelPodUID: string(pod.UID)},
 		Annotations:  map[string]string{annGracePeriod: strconv.FormatInt(gracePeriod(pod), 10)},
 		Linux: &runtimeapi.LinuxPodSandboxConfig{
-			CgroupParent: "/kubepods/pod" + string(pod.UID),
+			CgroupParent: cgroups.Path(pod),
 			SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
 				NamespaceOptions: namespaceOptions(pod),
 				// The runtime lets a container be privileged only in a

@@ -33,6 +33,13 @@ func (k *Kubelet) syncPod(ctx context.Context, uid types.UID, pod *v1.Pod) (time
 			return 2 * time.Second, false
 		}
 		k.removePod(ctx, uid, rtp)
+		if k.cfg.Cgroups != nil {
+			// A cgroup the runtime has not emptied yet is left behind
+			// rather than holding up the volumes' teardown.
+			if err := k.cfg.Cgroups.RemovePod(uid, k.activePods()); err != nil {
+				k.log.Warn("remove pod cgroup", "uid", uid, "err", err)
+			}
+		}
 		if err := k.cfg.Volumes.Teardown(string(uid)); err != nil {
 			// A volume still mounted (a CSI driver not answering) must not
 			// be emptied by removing the pod's directory: try again.
@@ -55,12 +62,16 @@ func (k *Kubelet) syncPod(ctx context.Context, uid types.UID, pod *v1.Pod) (time
 		}
 		return 0, false
 	}
+	if ev, ok := k.evictionOf(uid); ok {
+		return k.failPod(ctx, pod, rtp, ev.failure, ev.grace)
+	}
 	if rejected, again := k.admit(ctx, pod, rtp); rejected {
 		return again, false
 	}
 	exceeded, left := activeDeadline(pod, time.Now())
 	if exceeded {
-		return k.failPod(ctx, pod, rtp, &podstatus.Failure{Reason: deadlineReason, Message: deadlineMessage})
+		k.event(pod, v1.EventTypeNormal, deadlineReason, deadlineMessage)
+		return k.failPod(ctx, pod, rtp, &podstatus.Failure{Reason: deadlineReason, Message: deadlineMessage}, gracePeriod(pod))
 	}
 	// The containers run with what the kubelet allocated, which lags the
 	// spec while a resize waits for room.
@@ -87,12 +98,11 @@ func (k *Kubelet) syncPod(ctx context.Context, uid types.UID, pod *v1.Pod) (time
 	return again, false
 }
 
-// failPod stops a pod the kubelet fails as a whole (past its deadline):
-// its containers get their grace period, and the status says why, as
-// upstream's eviction by a pod sync handler.
-func (k *Kubelet) failPod(ctx context.Context, pod *v1.Pod, rtp *podRuntime, f *podstatus.Failure) (time.Duration, bool) {
-	k.event(pod, v1.EventTypeNormal, f.Reason, f.Message)
-	if err := k.killPod(ctx, pod.UID, pod, rtp, gracePeriod(pod)); err != nil {
+// failPod stops a pod the kubelet fails as a whole (past its deadline,
+// or evicted): its containers get grace seconds, and the status says
+// why, as upstream's eviction by a pod sync handler.
+func (k *Kubelet) failPod(ctx context.Context, pod *v1.Pod, rtp *podRuntime, f *podstatus.Failure, grace int64) (time.Duration, bool) {
+	if err := k.killPod(ctx, pod.UID, pod, rtp, grace); err != nil {
 		k.log.Warn("kill pod", "pod", podKey(pod), "err", err)
 		return time.Second, false
 	}

@@ -24,6 +24,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/pflag"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -37,7 +38,8 @@ import (
 	"github.com/orca-project/orca/internal/images"
 	"github.com/orca-project/orca/internal/kubectl"
 	"github.com/orca-project/orca/internal/kubelet/cri"
-	"github.com/orca-project/orca/internal/kubelet/nodestatus"
+	"github.com/orca-project/orca/internal/kubelet/eviction"
+	"github.com/orca-project/orca/internal/kubelet/imagegc"
 	"github.com/orca-project/orca/internal/server"
 )
 
@@ -247,22 +249,36 @@ func runAgentProcess() int {
 	statsInterval, _ := time.ParseDuration(os.Getenv("ORCA_TEST_STATS_INTERVAL"))
 	ctx, stop := signalContext()
 	defer stop()
-	err := agent.Run(ctx, agent.Options{
+	opts := agent.Options{
 		DataDir: os.Getenv("ORCA_TEST_DATA_DIR"), NodeName: os.Getenv("ORCA_TEST_NODE_NAME"), NodeIP: os.Getenv("ORCA_TEST_NODE_IP"),
 		Config: cfg, Join: joinCfg, KubeletPort: port, ClusterDNS: []string{"10.43.0.10"},
 		PodCIDR: os.Getenv("ORCA_TEST_POD_CIDR"), Taints: testTaints(), Bridge: "orcae2e0", PauseBinary: os.Getenv("ORCA_TEST_PAUSE"),
-		// Test machines share their disk with build caches: upstream's 10%
-		// would put every test node under disk pressure, tainted, on a
-		// nearly full machine.
 		Eviction: testEviction,
+		ImageGC:  &testImageGC,
 		Log:      slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})),
 
 		// Privileged containers, as upstream's kubelet always allows them;
 		// the refusal without the flag is a unit test of the kubelet.
 		AllowPrivileged: true,
 		StatsInterval:   statsInterval,
-	})
-	if err != nil {
+	}
+	if args := os.Getenv("ORCA_TEST_AGENT_ARGS"); args != "" {
+		// A node of its own for a test of node pressure: its flags, on
+		// top of the test nodes' eviction threshold.
+		fs := pflag.NewFlagSet("agent", pflag.ContinueOnError)
+		var pf agent.PressureFlags
+		pf.Register(fs)
+		base := []string{"--eviction-hard=" + testEvictionHard, fmt.Sprintf("--image-gc-high-threshold=%d", testImageGC.HighThresholdPercent), fmt.Sprintf("--image-gc-low-threshold=%d", testImageGC.LowThresholdPercent)}
+		if err := fs.Parse(append(base, strings.Split(args, "\n")...)); err != nil {
+			fmt.Fprintln(os.Stderr, "agent:", err)
+			return 1
+		}
+		if err := pf.Apply(&opts); err != nil {
+			fmt.Fprintln(os.Stderr, "agent:", err)
+			return 1
+		}
+	}
+	if err := agent.Run(ctx, opts); err != nil {
 		fmt.Fprintln(os.Stderr, "agent:", err)
 		return 1
 	}
@@ -439,12 +455,23 @@ func eventually(t *testing.T, timeout time.Duration, f func() error) {
 // stay single-node whatever ran before them.
 var extraNodeTaint = v1.Taint{Key: "orca.test/extra-node", Value: "true", Effect: v1.TaintEffectNoSchedule}
 
-var testEviction = func() *nodestatus.Thresholds {
-	t, err := nodestatus.ParseThresholds("nodefs.available<1Gi")
+// testEvictionHard are the test nodes' hard eviction thresholds: test
+// machines share their disk with build caches, and upstream's 10% (15%
+// of the image file system) would put every test node under disk
+// pressure on a nearly full machine.
+const testEvictionHard = "memory.available<100Mi,nodefs.available<1Gi,imagefs.available<1Gi"
+
+// testImageGC keeps the periodic image collection off test nodes but on
+// a full disk: busybox, imported once and pulled never, must survive the
+// moments no container uses it on a machine whose disk is over 85% full.
+var testImageGC = imagegc.Policy{HighThresholdPercent: 100, LowThresholdPercent: 99, MinAge: 2 * time.Minute}
+
+var testEviction = func() *eviction.Config {
+	c, err := eviction.ParseConfig(eviction.Flags{Hard: testEvictionHard, HardSet: true, PressureTransitionPeriod: eviction.DefaultPressureTransitionPeriod})
 	if err != nil {
 		panic(err)
 	}
-	return &t
+	return &c
 }()
 
 func testTaints() []v1.Taint {

@@ -40,7 +40,10 @@ type extraNode struct {
 	// server is the URL it joins at; the test cluster's server when
 	// empty.
 	server string
-	proc   *exec.Cmd
+	// args are extra `orca agent` node-pressure flags for this node
+	// alone (see agent.PressureFlags).
+	args []string
+	proc *exec.Cmd
 }
 
 var (
@@ -112,7 +115,13 @@ func addNode(i int) (*extraNode, error) { return addNodeJoining(i, "") }
 // addNodeJoining is addNode for a node that joins with a token, and has
 // no kubeconfig at all, when joinToken is set.
 func addNodeJoining(i int, joinToken string) (*extraNode, error) {
-	x := &extraNode{name: fmt.Sprintf("e2e-node-%d", i), ip: fmt.Sprintf("172.31.250.%d", i), netns: fmt.Sprintf("orcae2e-%d", i), joinToken: joinToken}
+	return addNodeWith(i, joinToken, nil)
+}
+
+// addNodeWith is addNodeJoining for a node whose agent gets extra
+// node-pressure flags.
+func addNodeWith(i int, joinToken string, args []string) (*extraNode, error) {
+	x := &extraNode{name: fmt.Sprintf("e2e-node-%d", i), ip: fmt.Sprintf("172.31.250.%d", i), netns: fmt.Sprintf("orcae2e-%d", i), joinToken: joinToken, args: args}
 	x.dir = filepath.Join(workDir, x.name)
 	if err := bridgedNetns(x.netns, fmt.Sprintf("vorcae2e%d", i), x.ip); err != nil {
 		return nil, err
@@ -195,7 +204,8 @@ func (x *extraNode) start() error {
 	cmd.Env = append(os.Environ(), roleEnv+"=agent", creds, "ORCA_TEST_JOIN_TOKEN="+x.joinToken,
 		"ORCA_TEST_DATA_DIR="+x.dir,
 		"ORCA_TEST_PAUSE="+pauseBin, "ORCA_TEST_KUBELET_PORT=10250",
-		"ORCA_TEST_NODE_NAME="+x.name, "ORCA_TEST_NODE_IP="+x.ip, "ORCA_TEST_POD_CIDR=", "ORCA_TEST_EXTRA_NODE=true")
+		"ORCA_TEST_NODE_NAME="+x.name, "ORCA_TEST_NODE_IP="+x.ip, "ORCA_TEST_POD_CIDR=", "ORCA_TEST_EXTRA_NODE=true",
+		"ORCA_TEST_AGENT_ARGS="+strings.Join(x.args, "\n"))
 	logf, err := os.OpenFile(filepath.Join(x.dir, "agent.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err

@@ -414,7 +414,7 @@ func TestV3(t *testing.T) {
 	if stale.StatusCode != http.StatusMovedPermanently || stale.Header.Get("Location") != apps {
 		t.Errorf("stale hash: status %d, Location %q, want 301 to %s", stale.StatusCode, stale.Header.Get("Location"), apps)
 	}
-	missing, _ := get(t, srv.URL+"/openapi/v3/apis/policy/v1", "")
+	missing, _ := get(t, srv.URL+"/openapi/v3/apis/policy/v1beta1", "")
 	if missing.StatusCode != http.StatusNotFound {
 		t.Errorf("unserved group-version: status %d, want 404", missing.StatusCode)
 	}

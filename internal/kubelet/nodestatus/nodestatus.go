@@ -24,6 +24,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
+
+	"github.com/orca-project/orca/internal/kubelet/eviction"
 )
 
 // Machine is what the node knows of itself at one moment.
@@ -50,6 +52,10 @@ type Machine struct {
 	// VolumesInUse are the attachable volumes mounted on the node, which
 	// the attach/detach controller does not detach.
 	VolumesInUse []v1.UniqueVolumeName
+	// Pressure are the pressure conditions the eviction manager judges
+	// true (MemoryPressure, DiskPressure, PIDPressure): the one place
+	// they are decided.
+	Pressure map[v1.NodeConditionType]bool
 }
 
 // Spec is what the operator asked of the node.
@@ -66,16 +72,17 @@ type Spec struct {
 	// system-reserved); eviction thresholds are subtracted too.
 	Reserved v1.ResourceList
 	PodCIDR  string
-	// Eviction holds the hard eviction thresholds (DefaultThresholds
-	// when nil).
-	Eviction *Thresholds
+	// Eviction holds the eviction thresholds, whose hard ones
+	// allocatable leaves out (upstream's defaults when nil).
+	Eviction *eviction.Config
 }
 
-func (s Spec) thresholds() Thresholds {
+func (s Spec) eviction() eviction.Config {
 	if s.Eviction != nil {
 		return *s.Eviction
 	}
-	return DefaultThresholds()
+	cfg, _ := eviction.ParseConfig(eviction.Flags{})
+	return cfg
 }
 
 // Capacity is the node's capacity and allocatable for a machine.
@@ -95,12 +102,12 @@ func Capacity(m Machine, s Spec) (capacity, allocatable v1.ResourceList) {
 			allocatable[name] = a
 		}
 	}
-	t := s.thresholds()
+	e := s.eviction()
 	mem := allocatable[v1.ResourceMemory]
-	mem.Sub(*resource.NewQuantity(t.Memory.of(m.MemoryBytes), resource.BinarySI))
+	mem.Sub(*resource.NewQuantity(e.HardAmount(eviction.MemoryAvailable, m.MemoryBytes), resource.BinarySI))
 	allocatable[v1.ResourceMemory] = mem
 	disk := allocatable[v1.ResourceEphemeralStorage]
-	disk.Sub(*resource.NewQuantity(t.Nodefs.of(m.DiskBytes), resource.BinarySI))
+	disk.Sub(*resource.NewQuantity(e.HardAmount(eviction.NodeFsAvailable, m.DiskBytes), resource.BinarySI))
 	allocatable[v1.ResourceEphemeralStorage] = disk
 	for name, q := range allocatable {
 		if q.Sign() < 0 {
@@ -112,7 +119,7 @@ func Capacity(m Machine, s Spec) (capacity, allocatable v1.ResourceList) {
 
 // Conditions are the node's conditions for a machine, keeping transition
 // times from old when a status has not changed, and heartbeat now.
-func Conditions(m Machine, t Thresholds, old []v1.NodeCondition, now time.Time) []v1.NodeCondition {
+func Conditions(m Machine, old []v1.NodeCondition, now time.Time) []v1.NodeCondition {
 	type c struct {
 		t                                  v1.NodeConditionType
 		bad                                bool
@@ -126,9 +133,9 @@ func Conditions(m Machine, t Thresholds, old []v1.NodeCondition, now time.Time) 
 		readyMsg = m.RuntimeMessage
 	}
 	list := []c{
-		{v1.NodeMemoryPressure, m.MemoryAvailable > 0 && m.MemoryAvailable < t.Memory.of(m.MemoryBytes), "KubeletHasSufficientMemory", "kubelet has sufficient memory available", "KubeletHasInsufficientMemory", "kubelet has insufficient memory available"},
-		{v1.NodeDiskPressure, m.DiskBytes > 0 && m.DiskAvailable < t.Nodefs.of(m.DiskBytes), "KubeletHasNoDiskPressure", "kubelet has no disk pressure", "KubeletHasDiskPressure", "kubelet has disk pressure"},
-		{v1.NodePIDPressure, m.PIDMax > 0 && m.PIDMax-m.PIDsInUse < t.PID.of(m.PIDMax), "KubeletHasSufficientPID", "kubelet has sufficient PID available", "KubeletHasInsufficientPID", "kubelet has insufficient PID available"},
+		{v1.NodeMemoryPressure, m.Pressure[v1.NodeMemoryPressure], "KubeletHasSufficientMemory", "kubelet has sufficient memory available", "KubeletHasInsufficientMemory", "kubelet has insufficient memory available"},
+		{v1.NodeDiskPressure, m.Pressure[v1.NodeDiskPressure], "KubeletHasNoDiskPressure", "kubelet has no disk pressure", "KubeletHasDiskPressure", "kubelet has disk pressure"},
+		{v1.NodePIDPressure, m.Pressure[v1.NodePIDPressure], "KubeletHasSufficientPID", "kubelet has sufficient PID available", "KubeletHasInsufficientPID", "kubelet has insufficient PID available"},
 		{v1.NodeReady, !ready, "KubeletReady", "kubelet is posting ready status", "KubeletNotReady", readyMsg},
 	}
 	out := make([]v1.NodeCondition, 0, len(list))
@@ -163,7 +170,7 @@ func Status(m Machine, s Spec, old v1.NodeStatus, now time.Time) v1.NodeStatus {
 	st := v1.NodeStatus{
 		Capacity:        capacity,
 		Allocatable:     allocatable,
-		Conditions:      Conditions(m, s.thresholds(), old.Conditions, now),
+		Conditions:      Conditions(m, old.Conditions, now),
 		Addresses:       s.Addresses,
 		DaemonEndpoints: v1.NodeDaemonEndpoints{KubeletEndpoint: v1.DaemonEndpoint{Port: s.KubeletPort}},
 		NodeInfo: v1.NodeSystemInfo{

@@ -60,15 +60,16 @@ func TestConditions(t *testing.T) {
 		{"runtime down", func(m *Machine) { m.RuntimeReady = false }, v1.NodeReady, v1.ConditionFalse, "KubeletNotReady"},
 		{"network not ready", func(m *Machine) { m.NetworkReady = false; m.NetworkMessage = "cni not ready" }, v1.NodeReady, v1.ConditionFalse, "KubeletNotReady"},
 		{"memory fine", func(*Machine) {}, v1.NodeMemoryPressure, v1.ConditionFalse, "KubeletHasSufficientMemory"},
-		{"memory low", func(m *Machine) { m.MemoryAvailable = 50 << 20 }, v1.NodeMemoryPressure, v1.ConditionTrue, "KubeletHasInsufficientMemory"},
-		{"disk low", func(m *Machine) { m.DiskAvailable = 5 << 30 }, v1.NodeDiskPressure, v1.ConditionTrue, "KubeletHasDiskPressure"},
-		{"pids low", func(m *Machine) { m.PIDMax = 1000; m.PIDsInUse = 990 }, v1.NodePIDPressure, v1.ConditionTrue, "KubeletHasInsufficientPID"},
+		{"memory pressure", func(m *Machine) { m.Pressure = map[v1.NodeConditionType]bool{v1.NodeMemoryPressure: true} }, v1.NodeMemoryPressure, v1.ConditionTrue, "KubeletHasInsufficientMemory"},
+		{"disk pressure", func(m *Machine) { m.Pressure = map[v1.NodeConditionType]bool{v1.NodeDiskPressure: true} }, v1.NodeDiskPressure, v1.ConditionTrue, "KubeletHasDiskPressure"},
+		{"disk pressure is not memory pressure", func(m *Machine) { m.Pressure = map[v1.NodeConditionType]bool{v1.NodeDiskPressure: true} }, v1.NodeMemoryPressure, v1.ConditionFalse, "KubeletHasSufficientMemory"},
+		{"pid pressure", func(m *Machine) { m.Pressure = map[v1.NodeConditionType]bool{v1.NodePIDPressure: true} }, v1.NodePIDPressure, v1.ConditionTrue, "KubeletHasInsufficientPID"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			m := healthy()
 			tt.mutate(&m)
-			c := cond(Conditions(m, DefaultThresholds(), nil, now), tt.typ)
+			c := cond(Conditions(m, nil, now), tt.typ)
 			if c.Status != tt.status || c.Reason != tt.reason {
 				t.Errorf("%s: %s %s, want %s %s", tt.typ, c.Status, c.Reason, tt.status, tt.reason)
 			}
@@ -76,7 +77,7 @@ func TestConditions(t *testing.T) {
 	}
 	m := healthy()
 	m.NetworkReady, m.NetworkMessage = false, "NetworkReady=false reason:NetworkPluginNotReady message:cni plugin not initialized"
-	if c := cond(Conditions(m, DefaultThresholds(), nil, now), v1.NodeReady); c.Message != "container runtime network not ready: "+m.NetworkMessage {
+	if c := cond(Conditions(m, nil, now), v1.NodeReady); c.Message != "container runtime network not ready: "+m.NetworkMessage {
 		t.Errorf("not-ready message %q", c.Message)
 	}
 }

@@ -79,6 +79,9 @@ type Input struct {
 // Failure is the reason and message of a pod the kubelet failed.
 type Failure struct {
 	Reason, Message string
+	// Condition, when set, is added to the pod's conditions (an evicted
+	// pod's DisruptionTarget).
+	Condition *v1.PodCondition
 }
 
 // Compute returns the pod's new status.
@@ -497,10 +500,25 @@ func conditions(in Input, st v1.PodStatus) []v1.PodCondition {
 	// DisruptionTarget) are kept as they are.
 	owned := map[v1.PodConditionType]bool{v1.PodReadyToStartContainers: true, v1.PodInitialized: true, v1.ContainersReady: true, v1.PodReady: true, v1.PodScheduled: true,
 		v1.PodResizePending: true, v1.PodResizeInProgress: true}
+	var failed *v1.PodCondition
+	if in.Failure != nil && in.Failure.Condition != nil && st.Phase == v1.PodFailed {
+		failed = in.Failure.Condition
+	}
 	for _, o := range old {
-		if !owned[o.Type] {
+		if !owned[o.Type] && (failed == nil || o.Type != failed.Type) {
 			out = append(out, o)
 		}
+	}
+	if failed != nil {
+		c := *failed
+		for _, o := range old {
+			// The same condition again keeps its first transition time,
+			// so that the status settles.
+			if o.Type == c.Type && o.Status == c.Status && o.Reason == c.Reason && o.Message == c.Message {
+				c.LastTransitionTime = o.LastTransitionTime
+			}
+		}
+		out = append(out, c)
 	}
 	order := map[v1.PodConditionType]int{v1.PodReadyToStartContainers: 0, v1.PodInitialized: 1, v1.PodReady: 2, v1.ContainersReady: 3, v1.PodScheduled: 4, v1.PodResizePending: 5, v1.PodResizeInProgress: 6}
 	sort.SliceStable(out, func(i, j int) bool {
