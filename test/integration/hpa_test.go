@@ -367,7 +367,7 @@ func TestHorizontalPodAutoscalerController(t *testing.T) {
 			m[1].Object == nil || m[1].Object.Current.Value.String() != "50" || m[2].External == nil || m[2].External.Current.AverageValue == nil {
 			return fmt.Errorf("status %+v", h.Status)
 		}
-		return hasCondition(h, autoscalingv2.ScalingActive, "ValidMetricFound", "the HPA was able to successfully calculate a replica count from pods metric qps")
+		return hpaCondition(h, autoscalingv2.ScalingActive, "ValidMetricFound", "the HPA was able to successfully calculate a replica count from pods metric qps")
 	})
 
 	// Now the external queue decides: 40 messages at 5 per pod is 8 pods.
@@ -430,7 +430,7 @@ func waitForScale(t *testing.T, ns string, replicas int32, message string) {
 	})
 }
 
-func hasCondition(h *autoscalingv2.HorizontalPodAutoscaler, t autoscalingv2.HorizontalPodAutoscalerConditionType, reason, message string) error {
+func hpaCondition(h *autoscalingv2.HorizontalPodAutoscaler, t autoscalingv2.HorizontalPodAutoscalerConditionType, reason, message string) error {
 	for _, c := range h.Status.Conditions {
 		if c.Type == t {
 			if c.Reason != reason || c.Message != message {
