@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/util/retry"
 	custommetricsv1beta2 "k8s.io/metrics/pkg/apis/custom_metrics/v1beta2"
 	externalmetricsv1beta1 "k8s.io/metrics/pkg/apis/external_metrics/v1beta1"
 	"k8s.io/utils/ptr"
@@ -157,8 +158,17 @@ func TestHorizontalPodAutoscalerAPI(t *testing.T) {
 	if viaV1.Annotations["autoscaling.alpha.kubernetes.io/metrics"] == "" || viaV1.Annotations["autoscaling.alpha.kubernetes.io/behavior"] == "" || *viaV1.Spec.TargetCPUUtilizationPercentage != 60 {
 		t.Errorf("v1 view: %+v %v", viaV1.Spec, viaV1.Annotations)
 	}
-	viaV1.Spec.MaxReplicas = 7
-	if _, err := client.AutoscalingV1().HorizontalPodAutoscalers(ns).Update(ctx, viaV1, metav1.UpdateOptions{}); err != nil {
+	// The controller writes the HPA's status meanwhile: a conflict is
+	// retried on a fresh read, as any client's update would be.
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur, err := client.AutoscalingV1().HorizontalPodAutoscalers(ns).Get(ctx, "rich", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		cur.Spec.MaxReplicas = 7
+		_, err = client.AutoscalingV1().HorizontalPodAutoscalers(ns).Update(ctx, cur, metav1.UpdateOptions{})
+		return err
+	}); err != nil {
 		t.Fatal(err)
 	}
 	after, err := client.AutoscalingV2().HorizontalPodAutoscalers(ns).Get(ctx, "rich", metav1.GetOptions{})
