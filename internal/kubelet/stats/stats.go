@@ -7,7 +7,8 @@
 // containers' writable layers (from the CRI), logs and the pod's volumes.
 // The result is kept as one Snapshot: the Summary API's document and the
 // cgroups behind it, which the kubelet's server answers from without
-// touching the host.
+// touching the host, and which the eviction manager observes the node
+// through (Summary).
 package stats
 
 import (
