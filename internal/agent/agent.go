@@ -343,7 +343,7 @@ func Run(ctx context.Context, o Options) error {
 		csiVolumes{registry: csiDrivers, client: client, node: o.NodeName, staging: filepath.Join(d.Plugins, "kubernetes.io", "csi"),
 			inUse: func() []v1.UniqueVolumeName { return podVolumes.InUse() }}, allocatable, log)
 	cg := &cgroups.Manager{Mount: cgroupMount}
-	underPressure := newPressure(o, d, rt, cg, recorder, log)
+	underPressure := newPressure(o, d, rt, recorder, log)
 	reporter := &nodestatus.Reporter{
 		Client: client, Spec: spec, Log: log,
 		Observe: func(ctx context.Context) nodestatus.Machine {
@@ -378,7 +378,6 @@ func Run(ctx context.Context, o Options) error {
 		Log: log, Recorder: recorder, Metrics: reg, PodNetworkReady: networkReady,
 		Cgroups: cg, Admit: underPressure.evictions.Admit,
 	})
-	underPressure.attach(k)
 
 	cert, ca := o.ServingCert, o.ClientCA
 	if cert == nil || ca == nil {
@@ -391,14 +390,16 @@ func Run(ctx context.Context, o Options) error {
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("ok")) })
 	var usage kubeletserver.Stats = noStats{}
+	var collector *stats.Collector
 	if o.StatsInterval >= 0 {
-		collector := stats.New(stats.Config{
+		collector = stats.New(stats.Config{
 			NodeName: o.NodeName, Pods: k.StatsPods, Runtime: rt, Interval: o.StatsInterval,
 			RootDir: o.DataDir, RuntimeDir: d.Containerd, SandboxImage: imagebuild.PauseRef, Log: log,
 		})
 		go collector.Run(ctx)
 		usage = collector
 	}
+	underPressure.attach(k, collector)
 	kubeletserver.RegisterStats(mux, usage)
 	mux.Handle("/", kubeletserver.New(kubelet.Streaming{K: k}, log))
 	// Every path, as upstream's kubelet with webhook authentication and

@@ -14,12 +14,11 @@ import (
 
 	"github.com/orca-project/orca/internal/imagebuild"
 	"github.com/orca-project/orca/internal/kubelet"
-	"github.com/orca-project/orca/internal/kubelet/cgroups"
 	"github.com/orca-project/orca/internal/kubelet/cri"
 	"github.com/orca-project/orca/internal/kubelet/eviction"
-	"github.com/orca-project/orca/internal/kubelet/eviction/observe"
 	"github.com/orca-project/orca/internal/kubelet/imagegc"
 	"github.com/orca-project/orca/internal/kubelet/logrotate"
+	"github.com/orca-project/orca/internal/kubelet/stats"
 )
 
 // PressureFlags are upstream's kubelet flags for a node under pressure:
@@ -85,9 +84,9 @@ type pressure struct {
 	logs      *logrotate.Manager
 }
 
-// newPressure builds them; the eviction manager gets its pods once the
-// kubelet exists (attach).
-func newPressure(o Options, d Dirs, rt *cri.Client, cg *cgroups.Manager, recorder record.EventRecorder, log *slog.Logger) *pressure {
+// newPressure builds them; the eviction manager gets its pods and stats
+// once the kubelet exists (attach).
+func newPressure(o Options, d Dirs, rt *cri.Client, recorder record.EventRecorder, log *slog.Logger) *pressure {
 	node := &v1.ObjectReference{Kind: "Node", Name: o.NodeName, UID: types.UID(o.NodeName)}
 	cfg := o.Eviction
 	if cfg == nil {
@@ -107,20 +106,19 @@ func newPressure(o Options, d Dirs, rt *cri.Client, cg *cgroups.Manager, recorde
 			Recorder: recorder, Node: node, Log: log},
 		logs: &logrotate.Manager{Runtime: rt, Policy: logPolicy, Log: log},
 	}
-	p.evictions = &eviction.Manager{
-		Config: *cfg,
-		Stats: &observe.Host{Runtime: rt, Cgroups: cg, Proc: "/proc", NodeFs: o.DataDir, ImageFs: d.Containerd,
-			LogDir: d.Logs, PodDir: d.Pods},
-		Recorder: recorder, Node: node, Log: log,
-	}
+	p.evictions = &eviction.Manager{Config: *cfg, Recorder: recorder, Node: node, Log: log}
 	return p
 }
 
 // attach gives the eviction manager the kubelet's pods and dead
-// containers.
-func (p *pressure) attach(k *kubelet.Kubelet) {
+// containers, and the summaries of its stats collector, nil when the
+// kubelet does not sample (then no signal is watched).
+func (p *pressure) attach(k *kubelet.Kubelet, collector *stats.Collector) {
 	p.evictions.Pods = k
 	p.evictions.Reclaimer = reclaimer{k, p.images}
+	if collector != nil {
+		p.evictions.Stats = collector
+	}
 }
 
 // run runs the three loops until ctx ends.

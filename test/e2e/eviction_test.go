@@ -23,6 +23,7 @@ import (
 	"github.com/orca-project/orca/internal/images"
 	"github.com/orca-project/orca/internal/kubelet/cgroups"
 	"github.com/orca-project/orca/internal/kubelet/cri"
+	"github.com/orca-project/orca/internal/kubelet/stats"
 )
 
 // pressureNode starts a node of its own (index i) with node-pressure
@@ -65,16 +66,11 @@ func podOn(ns, name, node, script, request, limit string) *v1.Pod {
 // the machine's memory less the root cgroup's working set.
 func memoryAvailable(t *testing.T) int64 {
 	t.Helper()
-	b, err := os.ReadFile("/proc/meminfo")
+	m, err := stats.NodeMemory("/sys/fs/cgroup", "/proc")
 	if err != nil {
 		t.Fatal(err)
 	}
-	mi := cgroups.ParseMeminfo(string(b))
-	ws, err := (&cgroups.Manager{Mount: "/sys/fs/cgroup"}).RootWorkingSet(mi)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return mi["MemTotal"] - ws
+	return int64(m.Limit) - int64(m.WorkingSet)
 }
 
 func nodeCondition(t *testing.T, node string, typ v1.NodeConditionType) v1.ConditionStatus {

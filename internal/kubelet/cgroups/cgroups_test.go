@@ -107,33 +107,6 @@ func TestFiles(t *testing.T) {
 	}
 }
 
-func TestWorkingSet(t *testing.T) {
-	for _, tc := range []struct {
-		name  string
-		usage int64
-		stat  string
-		v2    bool
-		want  int64
-	}{
-		{"v1 hierarchy total", 1000, "cache 500\ninactive_file 100\ntotal_inactive_file 300\n", false, 700},
-		{"v2", 1000, "anon 600\nfile 400\ninactive_file 250\nactive_file 150\n", true, 750},
-		{"inactive over usage", 100, "total_inactive_file 300\n", false, 0},
-		{"no stat", 100, "", true, 100},
-	} {
-		if got := WorkingSet(tc.usage, ParseFlatKeyed(tc.stat), tc.v2); got != tc.want {
-			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
-		}
-	}
-}
-
-func TestParseMeminfo(t *testing.T) {
-	got := ParseMeminfo("MemTotal:       24683860 kB\nMemFree:        18696348 kB\nHugePages_Total:       0\n")
-	want := map[string]int64{"MemTotal": 24683860 * 1024, "MemFree": 18696348 * 1024, "HugePages_Total": 0}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("%v, want %v", got, want)
-	}
-}
-
 // TestManagerWritesLayouts runs the manager over fake v1 and v2 mounts.
 func TestManagerWritesLayouts(t *testing.T) {
 	g := podOf("g", res("500m", "64Mi", "500m", "64Mi"))

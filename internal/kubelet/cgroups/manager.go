@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -172,42 +171,4 @@ func (m *Manager) allDirs(path string) []string {
 		}
 	}
 	return out
-}
-
-// MemoryWorkingSet reads a cgroup's memory working set.
-func (m *Manager) MemoryWorkingSet(path string) (int64, error) {
-	dir := m.dirs(path, "memory")[0]
-	usageFile := "memory.usage_in_bytes"
-	if m.IsV2() {
-		usageFile = "memory.current"
-	}
-	b, err := os.ReadFile(filepath.Join(dir, usageFile))
-	if err != nil {
-		return 0, err
-	}
-	usage, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("%s: %w", usageFile, err)
-	}
-	st, err := os.ReadFile(filepath.Join(dir, "memory.stat"))
-	if err != nil {
-		return 0, err
-	}
-	return WorkingSet(usage, ParseFlatKeyed(string(st)), m.IsV2()), nil
-}
-
-// RootWorkingSet is the machine's memory working set as cadvisor reports
-// the root cgroup's: on v1 the root memory cgroup's usage less inactive
-// file pages; v2's root has no usage file, so memory in use comes from
-// meminfo (MemTotal less MemFree) and the inactive pages from the root's
-// memory.stat.
-func (m *Manager) RootWorkingSet(meminfo map[string]int64) (int64, error) {
-	if !m.IsV2() {
-		return m.MemoryWorkingSet("/")
-	}
-	st, err := os.ReadFile(filepath.Join(m.Mount, "memory.stat"))
-	if err != nil {
-		return 0, err
-	}
-	return WorkingSet(meminfo["MemTotal"]-meminfo["MemFree"], ParseFlatKeyed(string(st)), true), nil
 }

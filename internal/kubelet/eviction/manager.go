@@ -10,11 +10,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/record"
+	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 )
 
-// Stats observes the node's signals and what its pods use.
+// Stats is the kubelet's summary of the node's and its pods' use, as
+// upstream's summary provider: the last one taken, or with update a new
+// one (after reclaiming, to see what it freed). An error means none is
+// available: the manager then skips its pass, as upstream's.
 type Stats interface {
-	Observe(ctx context.Context) (Observations, Usage, error)
+	Summary(ctx context.Context, update bool) (*statsapi.Summary, error)
 }
 
 // Reclaimer frees what the node holds without evicting pods.
@@ -73,13 +77,18 @@ func (m *Manager) Admit(pod *v1.Pod) (bool, string, string) {
 	return ok, Reason, msg
 }
 
-// Run passes every Interval until ctx ends.
+// Run passes every Interval until ctx ends. Without Stats (the kubelet
+// does not sample) it watches nothing: the node never reports pressure.
 func (m *Manager) Run(ctx context.Context) {
 	if m.Interval == 0 {
 		m.Interval = 10 * time.Second
 	}
 	if m.Log == nil {
 		m.Log = slog.Default()
+	}
+	if m.Stats == nil {
+		m.Log.Warn("eviction manager: no stats, node pressure is not watched")
+		return
 	}
 	wait.UntilWithContext(ctx, func(ctx context.Context) {
 		if evicted := m.Synchronize(ctx); evicted != nil {
@@ -91,9 +100,9 @@ func (m *Manager) Run(ctx context.Context) {
 // Synchronize is one pass: it observes, decides, reclaims and evicts at
 // most one pod, which it returns.
 func (m *Manager) Synchronize(ctx context.Context) *v1.Pod {
-	obs, usage, err := m.Stats.Observe(ctx)
+	obs, usage, err := m.observe(ctx, false)
 	if err != nil {
-		m.Log.Warn("eviction manager: observe node", "err", err)
+		m.Log.Warn("eviction manager: failed to get summary stats", "err", err)
 		return nil
 	}
 	now := time.Now()
@@ -113,7 +122,7 @@ func (m *Manager) Synchronize(ctx context.Context) *v1.Pod {
 	if m.reclaimNodeLevel(ctx, t) {
 		return nil
 	}
-	if obs2, usage2, err := m.Stats.Observe(ctx); err == nil && r != v1.ResourceMemory {
+	if obs2, usage2, err := m.observe(ctx, false); err == nil && r != v1.ResourceMemory {
 		obs, usage = obs2, usage2
 	}
 	var candidates []*v1.Pod
@@ -150,6 +159,16 @@ func (m *Manager) Synchronize(ctx context.Context) *v1.Pod {
 	return nil
 }
 
+// observe reads the signals and the active pods' use from a summary.
+func (m *Manager) observe(ctx context.Context, update bool) (Observations, Usage, error) {
+	s, err := m.Stats.Summary(ctx, update)
+	if err != nil {
+		return nil, nil, err
+	}
+	obs, usage := Observe(s, m.Pods.ActivePods())
+	return obs, usage, nil
+}
+
 // reclaimNodeLevel frees dead containers and unused images for a disk
 // signal, in upstream's order, and reports whether the threshold is no
 // longer met, so that no pod need go.
@@ -163,7 +182,7 @@ func (m *Manager) reclaimNodeLevel(ctx context.Context, t Threshold) bool {
 	if err := m.Reclaimer.DeleteUnusedImages(ctx); err != nil {
 		m.Log.Warn("eviction manager: delete unused images", "err", err)
 	}
-	obs, _, err := m.Stats.Observe(ctx)
+	obs, _, err := m.observe(ctx, true)
 	if err != nil {
 		return false
 	}

@@ -9,6 +9,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/record"
+	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 )
 
 // fakeNode is a node whose observations change as it reclaims.
@@ -22,13 +23,40 @@ type fakeNode struct {
 	messages []string
 }
 
-func (f *fakeNode) Observe(context.Context) (Observations, Usage, error) {
+func (f *fakeNode) Summary(_ context.Context, update bool) (*statsapi.Summary, error) {
 	o := f.obs[0]
 	if len(f.obs) > 1 {
 		f.obs = f.obs[1:]
 	}
-	f.calls = append(f.calls, "observe")
-	return o, f.usage, nil
+	f.calls = append(f.calls, map[bool]string{false: "observe", true: "observe new"}[update])
+	return summaryOf(o, f.usage), nil
+}
+
+// summaryOf is a summary the manager observes as obs and usage (memory
+// and nodefs only).
+func summaryOf(obs Observations, usage Usage) *statsapi.Summary {
+	s := &statsapi.Summary{}
+	if o, ok := obs[MemoryAvailable]; ok {
+		s.Node.Memory = &statsapi.MemoryStats{AvailableBytes: u64(o.Available), WorkingSetBytes: u64(o.Capacity - o.Available)}
+	}
+	if o, ok := obs[NodeFsAvailable]; ok {
+		s.Node.Fs = &statsapi.FsStats{AvailableBytes: u64(o.Available), CapacityBytes: u64(o.Capacity)}
+	}
+	for uid, p := range usage {
+		ps := statsapi.PodStats{PodRef: statsapi.PodReference{UID: string(uid)}}
+		for name, c := range p.Containers {
+			ps.Containers = append(ps.Containers, statsapi.ContainerStats{Name: name,
+				Memory: &statsapi.MemoryStats{WorkingSetBytes: u64(c.MemoryWorkingSet)},
+				Rootfs: &statsapi.FsStats{UsedBytes: u64(c.RootfsBytes)}})
+		}
+		s.Pods = append(s.Pods, ps)
+	}
+	return s
+}
+
+func u64(n int64) *uint64 {
+	v := uint64(n)
+	return &v
 }
 
 func (f *fakeNode) DeleteAllUnusedContainers(context.Context) error {
@@ -80,10 +108,10 @@ func TestSynchronize(t *testing.T) {
 			calls: []string{"observe"}},
 		{name: "disk: dead containers and images first, which is enough", flags: Flags{Hard: "nodefs.available<10%"},
 			obs: []Observations{disk(50 * mi), disk(200 * mi)}, pods: []*v1.Pod{hog},
-			calls: []string{"observe", "containers", "images", "observe"}},
+			calls: []string{"observe", "containers", "images", "observe new"}},
 		{name: "disk: not enough reclaimed, one pod goes, never a critical one", flags: Flags{Hard: "nodefs.available<10%"},
 			obs: []Observations{disk(50 * mi)}, pods: []*v1.Pod{critical, small, hog},
-			calls:   []string{"observe", "containers", "images", "observe", "observe", "evict hog"},
+			calls:   []string{"observe", "containers", "images", "observe new", "observe", "evict hog"},
 			graces:  []int64{0},
 			message: "TerminationByKubelet: The node was low on resource: ephemeral-storage. Threshold quantity: 100Mi, available: 50Mi. Container hog-c0 was using 50Mi, request is 0, has larger consumption of ephemeral-storage. "},
 		{name: "memory: no node-level reclaim, the pod over its request goes", flags: Flags{Hard: "memory.available<100Mi"},

@@ -7,12 +7,14 @@
 // containers' writable layers (from the CRI), logs and the pod's volumes.
 // The result is kept as one Snapshot: the Summary API's document and the
 // cgroups behind it, which the kubelet's server answers from without
-// touching the host.
+// touching the host, and which the eviction manager observes the node
+// through (Summary).
 package stats
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -79,6 +81,8 @@ type Config struct {
 
 // Snapshot is one round of measurements.
 type Snapshot struct {
+	// Time is when the round started.
+	Time    time.Time
 	Summary statsapi.Summary
 	// Cgroups are the measured cgroups, for /metrics/cadvisor: the root,
 	// each pod's, each sandbox's and each container's.
@@ -105,6 +109,8 @@ type Collector struct {
 
 	mu     sync.Mutex
 	latest *Snapshot
+	// refresh asks Run for a round now; Run answers on the channel sent.
+	refresh chan chan *Snapshot
 
 	// pids and cgroups cache what does not change for a sandbox or a
 	// container's life: the sandbox's process and the cgroups found.
@@ -136,24 +142,66 @@ func New(cfg Config) *Collector {
 	return &Collector{
 		cfg: cfg, fs: newCgroupFS(cfg.CgroupRoot), log: cfg.Log, now: time.Now,
 		pids: map[string]int{}, cgroups: map[string]cgroup{}, prevCPU: map[string]cpuPoint{},
+		refresh: make(chan chan *Snapshot),
 	}
 }
 
-// Run samples at once and then every interval until ctx ends.
+// Run samples at once and then every interval, or sooner when Summary
+// asks for a new round, until ctx ends.
 func (c *Collector) Run(ctx context.Context) {
 	t := time.NewTicker(c.cfg.Interval)
 	defer t.Stop()
+	var waiting chan *Snapshot
 	for {
 		snap := c.Collect(ctx)
 		c.mu.Lock()
 		c.latest = snap
 		c.mu.Unlock()
+		if waiting != nil {
+			waiting <- snap
+			waiting = nil
+		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case waiting = <-c.refresh:
 		}
 	}
+}
+
+// ErrUnavailable is returned by Summary when no round recent enough has
+// been taken: sampling has not finished its first round, or has stalled.
+var ErrUnavailable = errors.New("stats: summary unavailable")
+
+// Summary is the last round's summary, as upstream's summary provider
+// serves the eviction manager; with update, that of a round taken now
+// (upstream's updateStats), which waits for the round in progress and
+// then one more. A summary older than three intervals is stale: a
+// decision on it would act on a node that may have changed since.
+func (c *Collector) Summary(ctx context.Context, update bool) (*statsapi.Summary, error) {
+	if update {
+		w := make(chan *Snapshot, 1)
+		select {
+		case c.refresh <- w:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		select {
+		case snap := <-w:
+			return &snap.Summary, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	snap := c.Latest()
+	if snap == nil {
+		return nil, fmt.Errorf("%w: no round taken yet", ErrUnavailable)
+	}
+	if age := c.now().Sub(snap.Time); age > 3*c.cfg.Interval {
+		return nil, fmt.Errorf("%w: last round is %s old", ErrUnavailable, age.Round(time.Second))
+	}
+	return &snap.Summary, nil
 }
 
 // Latest is the last snapshot; nil before the first round.
@@ -167,7 +215,7 @@ func (c *Collector) Latest() *Snapshot {
 // caches and previous samples, so rounds must not overlap: Run calls it.
 func (c *Collector) Collect(ctx context.Context) *Snapshot {
 	now := c.now()
-	snap := &Snapshot{Summary: statsapi.Summary{Pods: []statsapi.PodStats{}}}
+	snap := &Snapshot{Time: now, Summary: statsapi.Summary{Pods: []statsapi.PodStats{}}}
 	seenCPU := map[string]cpuPoint{}
 	layers := c.writableLayers(ctx)
 	snap.Summary.Node = c.node(ctx, now, seenCPU, snap)
@@ -250,12 +298,11 @@ func (c *Collector) node(ctx context.Context, now time.Time, seen map[string]cpu
 			}
 		}
 	}
-	root := cgroup{cpu: "/", memory: "/", pids: "/"}
 	cg := Cgroup{ID: "/", Time: now}
 	if nanos, err := c.nodeCPU(); err == nil {
 		n.CPU, cg.CPUNanos = c.cpuFrom("/", nanos, now, seen)
 	}
-	if m, err := c.nodeMemory(root); err == nil {
+	if m, err := nodeMemory(c.fs, c.cfg.ProcRoot); err == nil {
 		n.Memory = memoryStats(m, now)
 		cg.Memory = &m
 	}
@@ -311,19 +358,27 @@ func (c *Collector) nodeCPU() (uint64, error) {
 	return ParseProcStatCPU(string(b), 100)
 }
 
+// NodeMemory is the machine's memory as the summary reports it, from the
+// cgroup and proc file systems mounted at cgroupRoot and procRoot. Its
+// Limit is the machine's memory, so the node's AvailableBytes is
+// MemTotal less the root working set, upstream's memory.available.
+func NodeMemory(cgroupRoot, procRoot string) (Memory, error) {
+	return nodeMemory(newCgroupFS(cgroupRoot), procRoot)
+}
+
 // nodeMemory is the root cgroup's memory; v2 keeps none at the root, so
 // there it comes from /proc/meminfo as cadvisor takes it.
-func (c *Collector) nodeMemory(root cgroup) (Memory, error) {
-	if !c.fs.v2 {
-		m, err := c.fs.memory(root)
+func nodeMemory(fs *cgroupFS, procRoot string) (Memory, error) {
+	if !fs.v2 {
+		m, err := fs.memory(cgroup{cpu: "/", memory: "/", pids: "/"})
 		if err == nil {
-			if mi, err := os.ReadFile(filepath.Join(c.cfg.ProcRoot, "meminfo")); err == nil {
+			if mi, err := os.ReadFile(filepath.Join(procRoot, "meminfo")); err == nil {
 				m.Limit = ParseMeminfo(string(mi))["MemTotal"]
 			}
 		}
 		return m, err
 	}
-	b, err := os.ReadFile(filepath.Join(c.cfg.ProcRoot, "meminfo"))
+	b, err := os.ReadFile(filepath.Join(procRoot, "meminfo"))
 	if err != nil {
 		return Memory{}, err
 	}

@@ -2,6 +2,7 @@ package stats
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"google.golang.org/grpc"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 )
 
 // fakeRuntime answers the collector's CRI calls from fixed data.
@@ -117,4 +119,62 @@ func TestCollectPods(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The eviction manager's summary: none before the first round, none once
+// sampling has stalled for three intervals, and a new round on request.
+func TestSummary(t *testing.T) {
+	now := time.Unix(1700000000, 0)
+	newCollector := func() *Collector {
+		c := New(Config{NodeName: "n1", CgroupRoot: t.TempDir(), ProcRoot: t.TempDir(), Runtime: fakeRuntime{},
+			Pods: func() []Pod { return nil }, Interval: 10 * time.Second})
+		c.now = func() time.Time { return now }
+		return c
+	}
+	for _, tc := range []struct {
+		name    string
+		taken   *time.Time
+		wantErr bool
+	}{
+		{name: "no round yet", wantErr: true},
+		{name: "last round 25s old", taken: ptr(now.Add(-25 * time.Second))},
+		{name: "last round 31s old: stale", taken: ptr(now.Add(-31 * time.Second)), wantErr: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCollector()
+			if tc.taken != nil {
+				c.latest = &Snapshot{Time: *tc.taken, Summary: statsapi.Summary{Node: statsapi.NodeStats{NodeName: "n1"}}}
+			}
+			s, err := c.Summary(context.Background(), false)
+			if tc.wantErr {
+				if !errors.Is(err, ErrUnavailable) {
+					t.Errorf("summary %v, err %v: want ErrUnavailable", s, err)
+				}
+				return
+			}
+			if err != nil || s.Node.NodeName != "n1" {
+				t.Errorf("summary %v, err %v", s, err)
+			}
+		})
+	}
+
+	t.Run("update takes a new round", func(t *testing.T) {
+		c := newCollector()
+		rounds := 0
+		c.cfg.Pods = func() []Pod { rounds++; return nil }
+		c.cfg.Interval = time.Hour
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go c.Run(ctx)
+		for i := 1; i <= 2; i++ {
+			if _, err := c.Summary(ctx, true); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// The first round at start, then one per request: a request
+		// waits for the round in progress and then takes its own.
+		if rounds != 3 {
+			t.Errorf("%d rounds, want 3", rounds)
+		}
+	})
 }
