@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/orca-project/orca/internal/auth/pki"
 )
@@ -215,23 +216,27 @@ func TestLocalPathNodeRights(t *testing.T) {
 
 	// As the node does it: an update of the volume it read, less the
 	// finalizer; pv-protection's stays.
+	// The volume controller writes the volumes' phase meanwhile; a conflict
+	// comes before admission, as upstream, so the node reads again.
 	release := func(name string, also func(*corev1.PersistentVolume)) error {
-		pv, err := client.CoreV1().PersistentVolumes().Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var keep []string
-		for _, f := range pv.Finalizers {
-			if f != "orca.io/local-path-cleanup" {
-				keep = append(keep, f)
+		return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			pv, err := client.CoreV1().PersistentVolumes().Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-		pv.Finalizers = keep
-		if also != nil {
-			also(pv)
-		}
-		_, err = n1.CoreV1().PersistentVolumes().Update(ctx, pv, metav1.UpdateOptions{})
-		return err
+			var keep []string
+			for _, f := range pv.Finalizers {
+				if f != "orca.io/local-path-cleanup" {
+					keep = append(keep, f)
+				}
+			}
+			pv.Finalizers = keep
+			if also != nil {
+				also(pv)
+			}
+			_, err = n1.CoreV1().PersistentVolumes().Update(ctx, pv, metav1.UpdateOptions{})
+			return err
+		})
 	}
 	err = release("lp-lp-n1", func(pv *corev1.PersistentVolume) { pv.Labels["orca.io/local-path-node"] = "lp-n2" })
 	forbidden(t, "node relabels its volume while releasing it", err, `node "lp-n1" can only remove the orca.io/local-path-cleanup finalizer of persistentvolumes`)
