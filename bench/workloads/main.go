@@ -43,6 +43,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
+	"github.com/orca-project/orca/bench/internal/procstat"
 	"github.com/orca-project/orca/internal/server"
 )
 
@@ -147,13 +148,13 @@ func run() error {
 		}
 	}
 
-	start, err := readUsage(b.cm.Process.Pid)
+	start, err := procstat.Read(b.cm.Process.Pid)
 	if err != nil {
 		return err
 	}
 	fmt.Printf("workloads benchmark: %d Node objects, real scheduler, SIMULATED kubelet (%d workers: bound pods -> Running+Ready, graceful deletions finished; no containers)\n", *nodes, *clients)
 	fmt.Printf("controller manager in its own process (pid %d, VmRSS %.1f MB with no pods), client QPS %.0f burst %d; baseline: %d writers under the same limits\n\n",
-		b.cm.Process.Pid, float64(start.rss)/1e6, *cmQPS, *cmBurst, *clients)
+		b.cm.Process.Pid, float64(start.RSS)/1e6, *cmQPS, *cmBurst, *clients)
 	fmt.Printf("%-58s %9s %13s %9s %11s\n", "phase (median of -rounds)", "seconds", "min-max", "ratio", "CM CPU s")
 	return b.phases(ctx)
 }
@@ -280,7 +281,7 @@ func (b *bench) idleUsage(ctx context.Context) error {
 	for i := range *deployments - 1 {
 		more = append(more, fmt.Sprintf("idle-%d", i))
 	}
-	u, err := readUsage(b.cm.Process.Pid)
+	u, err := procstat.Read(b.cm.Process.Pid)
 	if err != nil {
 		return err
 	}
@@ -296,22 +297,22 @@ func (b *bench) idleUsage(ctx context.Context) error {
 		}
 	}
 	elapsed := time.Since(start)
-	filled, err := readUsage(b.cm.Process.Pid)
+	filled, err := procstat.Read(b.cm.Process.Pid)
 	if err != nil {
 		return err
 	}
 	total := len(b.podsIn("deploy"))
 	fmt.Printf("\n%d more Deployments of %d created at once: all Ready in %.1f s (CM CPU %.1f s); %d pods in the cluster\n",
-		len(more), n, elapsed.Seconds(), (filled.cpu - u.cpu).Seconds(), total)
+		len(more), n, elapsed.Seconds(), (filled.CPU - u.CPU).Seconds(), total)
 	time.Sleep(*settle)
 	pid := b.cm.Process.Pid
-	u0, err := readUsage(pid)
+	u0, err := procstat.Read(pid)
 	if err != nil {
 		return err
 	}
 	writes0 := b.kubelet.writes.Load()
 	time.Sleep(*idle)
-	u1, err := readUsage(pid)
+	u1, err := procstat.Read(pid)
 	if err != nil {
 		return err
 	}
@@ -319,7 +320,7 @@ func (b *bench) idleUsage(ctx context.Context) error {
 		fmt.Printf("note: the simulated kubelet wrote %d times during the idle window (the cluster was not quiet)\n", w)
 	}
 	fmt.Printf("controller manager idle with %d pods, over %s (after %s settling): CPU %.2f s = %.2f%% of one core; VmRSS %.1f MB\n",
-		total, *idle, *settle, (u1.cpu - u0.cpu).Seconds(), 100*(u1.cpu-u0.cpu).Seconds()/idle.Seconds(), float64(u1.rss)/1e6)
+		total, *idle, *settle, (u1.CPU - u0.CPU).Seconds(), 100*(u1.CPU-u0.CPU).Seconds()/idle.Seconds(), float64(u1.RSS)/1e6)
 	return nil
 }
 
@@ -346,7 +347,7 @@ func median(ds []time.Duration) time.Duration {
 
 // measure times f and the controller manager's CPU time during it.
 func (b *bench) measure(ctx context.Context, f func() error) (timing, error) {
-	u0, err := readUsage(b.cm.Process.Pid)
+	u0, err := procstat.Read(b.cm.Process.Pid)
 	if err != nil {
 		return timing{}, err
 	}
@@ -355,11 +356,11 @@ func (b *bench) measure(ctx context.Context, f func() error) (timing, error) {
 		return timing{}, err
 	}
 	d := time.Since(start)
-	u1, err := readUsage(b.cm.Process.Pid)
+	u1, err := procstat.Read(b.cm.Process.Pid)
 	if err != nil {
 		return timing{}, err
 	}
-	return timing{wall: d, cpu: u1.cpu - u0.cpu}, ctx.Err()
+	return timing{wall: d, cpu: u1.CPU - u0.CPU}, ctx.Err()
 }
 
 func (b *bench) namespace(ctx context.Context, name string) error {

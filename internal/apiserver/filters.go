@@ -146,11 +146,11 @@ func (s *Server) buildHandler() http.Handler {
 			if rec.code == 0 {
 				rec.code = http.StatusOK
 			}
-			verb := verbLabel(ri.Verb)
+			verb, scope := verbLabel(ri.Verb), scopeLabel(ri)
 			if ri.Verb != "watch" {
-				s.metrics.latency.WithLabelValues(verb, ri.Group, ri.Version, ri.Resource, ri.Subresource).Observe(time.Since(start).Seconds())
+				s.metrics.latency.WithLabelValues(verb, ri.Group, ri.Version, ri.Resource, ri.Subresource, scope).Observe(time.Since(start).Seconds())
 			}
-			s.metrics.requests.WithLabelValues(verb, ri.Group, ri.Version, ri.Resource, ri.Subresource, strconv.Itoa(rec.code)).Inc()
+			s.metrics.requests.WithLabelValues(verb, ri.Group, ri.Version, ri.Resource, ri.Subresource, scope, strconv.Itoa(rec.code)).Inc()
 			return
 		}
 		if s.serveDiscovery(w, r) || s.serveHealth(w, r) || s.serveOIDC(w, r) {

@@ -333,7 +333,7 @@ func testAPFRefusal(t *testing.T, cp *controlPlane, ac kubernetes.Interface) {
 		`apiserver_flowcontrol_current_executing_requests{flow_schema="one-at-a-time",priority_level="one-at-a-time"} 1`,
 		`apiserver_flowcontrol_dispatched_requests_total{flow_schema="exempt",priority_level="exempt"}`,
 		`apiserver_flowcontrol_nominal_limit_seats{priority_level="global-default"} 49`,
-		`apiserver_request_total{code="429",group="",resource="configmaps",subresource="",verb="LIST",version="v1"}`,
+		`apiserver_request_total{code="429",group="",resource="configmaps",scope="namespace",subresource="",verb="LIST",version="v1"}`,
 	} {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("metrics lack %s", want)

@@ -1,4 +1,7 @@
-package main
+// Package procstat reads a process's CPU time and resident set from
+// /proc, for benchmarks that run the component they measure as a child
+// process so that its figures are its own.
+package procstat
 
 import (
 	"bufio"
@@ -15,31 +18,31 @@ import (
 // kernel's own tick rate.
 const userHZ = 100
 
-// usage is one reading of a process's resources.
-type usage struct {
-	cpu time.Duration // user + system time since the process started
-	rss int64         // resident set in bytes
+// Usage is one reading of a process's resources.
+type Usage struct {
+	CPU time.Duration // user + system time since the process started
+	RSS int64         // resident set in bytes
 }
 
-// readUsage reads pid's CPU time and resident set from /proc.
-func readUsage(pid int) (usage, error) {
+// Read reads pid's CPU time and resident set from /proc.
+func Read(pid int) (Usage, error) {
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return usage{}, fmt.Errorf("read stat of %d: %w", pid, err)
+		return Usage{}, fmt.Errorf("read stat of %d: %w", pid, err)
 	}
 	cpu, err := parseCPU(stat)
 	if err != nil {
-		return usage{}, fmt.Errorf("stat of %d: %w", pid, err)
+		return Usage{}, fmt.Errorf("stat of %d: %w", pid, err)
 	}
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return usage{}, fmt.Errorf("read status of %d: %w", pid, err)
+		return Usage{}, fmt.Errorf("read status of %d: %w", pid, err)
 	}
 	rss, err := parseRSS(status)
 	if err != nil {
-		return usage{}, fmt.Errorf("status of %d: %w", pid, err)
+		return Usage{}, fmt.Errorf("status of %d: %w", pid, err)
 	}
-	return usage{cpu: cpu, rss: rss}, nil
+	return Usage{CPU: cpu, RSS: rss}, nil
 }
 
 // parseCPU returns utime+stime from the text of /proc/PID/stat. The
