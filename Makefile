@@ -8,7 +8,7 @@ BIN       ?= bin/orca
 LDFLAGS   ?= $(shell hack/ldflags.sh)
 export LDFLAGS
 
-.PHONY: all build images up down killall conformance conformance-smoke gateway-conformance test test-unit test-integration fuzz bench bench-extensions bench-scheduler bench-pods bench-proxy bench-dns bench-workloads bench-snapshot bench-failover bench-ha-failover bench-ingress bench-netpol bench-storage bench-metrics vet clean
+.PHONY: all build images up down killall conformance conformance-smoke gateway-conformance test test-unit test-integration fuzz bench bench-extensions bench-scheduler bench-pods bench-proxy bench-dns bench-workloads bench-snapshot bench-failover bench-ha-failover bench-ingress bench-netpol bench-storage bench-metrics scale vet clean
 
 all: build
 
@@ -66,6 +66,10 @@ bench:
 ## bench-extensions: custom resource creates against ConfigMap creates, and the latency one validating webhook adds
 bench-extensions:
 	$(GO) run -ldflags "$(LDFLAGS)" ./bench/apiserver -extensions-only
+## scale: upstream's scalability SLIs on orca server with 5,000 simulated nodes and 150,000 pods (not in CI;
+## ARGS='-nodes N -pods M -rate PODS_PER_S'); report and profiles in _output/scale
+scale: build
+	$(GO) run -ldflags "$(LDFLAGS)" ./bench/scale $(ARGS)
 ## bench-scheduler: scheduler benchmarks (ARGS='-run REGEXP' selects scenarios)
 bench-scheduler:
 	$(GO) run -ldflags "$(LDFLAGS)" ./bench/scheduler $(ARGS)
