@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -26,6 +27,7 @@ type cluster struct {
 	dir        string
 	server     *exec.Cmd
 	sim        *exec.Cmd
+	simPid     atomic.Int64 // read by the sampler while the nodes start
 	kubeconfig string
 	cfg        *rest.Config
 	cs         kubernetes.Interface
@@ -98,6 +100,7 @@ func (c *cluster) startNodes(ctx context.Context, orca string, n int, prefix str
 	if err := c.sim.Start(); err != nil {
 		return fmt.Errorf("start orca agent --simulate: %w", err)
 	}
+	c.simPid.Store(int64(c.sim.Process.Pid))
 	return nil
 }
 

@@ -90,8 +90,8 @@ func (r *recorder) sampleEvery(ctx context.Context, period time.Duration, c *clu
 	for {
 		s := sample{at: time.Since(r.start)}
 		s.server, _ = procstat.Read(c.server.Process.Pid)
-		if c.sim != nil {
-			s.sim, _ = procstat.Read(c.sim.Process.Pid)
+		if pid := c.simPid.Load(); pid != 0 {
+			s.sim, _ = procstat.Read(int(pid))
 		}
 		s.seen, s.running = t.counts()
 		r.mu.Lock()

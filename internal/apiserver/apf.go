@@ -190,7 +190,7 @@ func (s *Server) seats(r *http.Request, st *requestState) int {
 func (s *Server) tooManyRequests(w http.ResponseWriter, r *http.Request, st *requestState, retryAfter int64) {
 	if st.resource {
 		ri := st.info
-		s.metrics.requests.WithLabelValues(verbLabel(ri.Verb), ri.Group, ri.Version, ri.Resource, ri.Subresource, scopeLabel(ri), "429").Inc()
+		s.metrics.requests.WithLabelValues(verbLabel(ri, r), ri.Group, ri.Version, ri.Resource, ri.Subresource, scopeLabel(ri), "429").Inc()
 	}
 	w.Header().Set("Retry-After", strconv.FormatInt(retryAfter, 10))
 	s.writeError(w, r, errTooManyRequests(int(retryAfter)))

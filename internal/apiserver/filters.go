@@ -12,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/json"
 
 	"github.com/orca-project/orca/internal/audit"
@@ -146,7 +147,7 @@ func (s *Server) buildHandler() http.Handler {
 			if rec.code == 0 {
 				rec.code = http.StatusOK
 			}
-			verb, scope := verbLabel(ri.Verb), scopeLabel(ri)
+			verb, scope := verbLabel(ri, r), scopeLabel(ri)
 			if ri.Verb != "watch" {
 				s.metrics.latency.WithLabelValues(verb, ri.Group, ri.Version, ri.Resource, ri.Subresource, scope).Observe(time.Since(start).Seconds())
 			}
@@ -281,13 +282,29 @@ func (s *Server) withAuthorization(next http.Handler) http.Handler {
 	})
 }
 
-// verbLabel is the verb as the request metrics name it: upper case, and
-// WATCH for watches.
-func verbLabel(verb string) string {
-	if verb == "watch" {
-		return "WATCH"
+// verbLabel is the verb as upstream's request metrics name it: the HTTP
+// verb its handlers are installed under (POST for a create, PUT for an
+// update), APPLY for a server-side apply patch, CONNECT for the
+// streaming subresources, WATCH for every watch.
+func verbLabel(ri requestInfo, r *http.Request) string {
+	switch ri.Subresource {
+	case "exec", "attach", "portforward", "proxy":
+		return "CONNECT"
 	}
-	return strings.ToUpper(verb)
+	switch ri.Verb {
+	case "create":
+		return "POST"
+	case "update":
+		return "PUT"
+	case "patch":
+		if r.Header.Get("Content-Type") == string(types.ApplyPatchType) {
+			return "APPLY"
+		}
+		return "PATCH"
+	case "":
+		return r.Method
+	}
+	return strings.ToUpper(ri.Verb)
 }
 
 type panicError struct{}

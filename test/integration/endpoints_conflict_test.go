@@ -28,7 +28,7 @@ func failedWrites(t *testing.T, resource, code string) float64 {
 	for _, line := range strings.Split(string(body), "\n") {
 		if !strings.HasPrefix(line, "apiserver_request_total{") || !strings.Contains(line, `resource="`+resource+`"`) ||
 			!strings.Contains(line, `code="`+code+`"`) || !strings.Contains(line, `subresource=""`) ||
-			!strings.Contains(line, `verb="CREATE"`) && !strings.Contains(line, `verb="UPDATE"`) {
+			!strings.Contains(line, `verb="POST"`) && !strings.Contains(line, `verb="PUT"`) {
 			continue
 		}
 		f := strings.Fields(line)

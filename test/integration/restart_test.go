@@ -409,7 +409,7 @@ func TestRestartAfterKillKeepsWritesAndResumesWatch(t *testing.T) {
 	if lists := requestCount(t, ctx, srv2.client, "LIST", "configmaps"); lists != 0 {
 		t.Errorf("the new server served %d LISTs of configmaps; resuming should need none", lists)
 	}
-	if creates := requestCount(t, ctx, srv2.client, "CREATE", "configmaps"); creates != 1 {
+	if creates := requestCount(t, ctx, srv2.client, "POST", "configmaps"); creates != 1 {
 		t.Errorf("the new server counted %d CREATEs of configmaps, want 1 (the sentinel): metrics misread?", creates)
 	}
 
