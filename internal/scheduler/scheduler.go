@@ -64,14 +64,14 @@ type Config struct {
 
 // Scheduler is the running component.
 type Scheduler struct {
-	cfg     Config
-	log     *slog.Logger
-	client  kubernetes.Interface
+	cfg    Config
+	log    *slog.Logger
+	client kubernetes.Interface
 	// profiles by the schedulerName they serve.
 	profiles map[string]*schedProfile
-	cache   *framework.Cache
-	queue   *queue.Queue
-	metrics *metrics
+	cache    *framework.Cache
+	queue    *queue.Queue
+	metrics  *metrics
 
 	factory  informers.SharedInformerFactory
 	pods     corelisters.PodLister
