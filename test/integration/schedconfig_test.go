@@ -80,6 +80,11 @@ func perNode(placed map[string]string, nodes []string) []int {
 func TestSchedulerConfigPackingProfile(t *testing.T) {
 	startScheduler(t, packingConfig)
 	e := newSchedEnv(t)
+	// Every pod needs the namespace's default service account.
+	eventually(t, 30*time.Second, func() error {
+		_, err := client.CoreV1().ServiceAccounts(e.ns).Get(context.Background(), "default", metav1.GetOptions{})
+		return err
+	})
 	var packNodes, spreadNodes []string
 	for i := range 3 {
 		packNodes = append(packNodes, e.node(fmt.Sprintf("pack-%d", i), 4, map[string]string{"set": "pack"}))
