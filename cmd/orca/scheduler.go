@@ -13,6 +13,7 @@ import (
 func newSchedulerCommand() *cobra.Command {
 	var (
 		kubeconfig, address, logLevel string
+		configFile                    string
 		qps                           float32
 		burst, percentage             int
 		leaderElect, noPreemption     bool
@@ -25,6 +26,10 @@ func newSchedulerCommand() *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log := newLogger(logLevel)
+			sc, err := loadSchedulerConfig(configFile)
+			if err != nil {
+				return err
+			}
 			cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 			if err != nil {
 				return fmt.Errorf("load kubeconfig %s: %w", kubeconfig, err)
@@ -37,7 +42,7 @@ func newSchedulerCommand() *cobra.Command {
 			}
 			reg := newComponentRegistry()
 			s, err := scheduler.New(scheduler.Config{
-				Client: client, Log: log, Metrics: reg,
+				Client: client, Log: log, Metrics: reg, Configuration: sc,
 				PercentageOfNodesToScore: percentage, DisablePreemption: noPreemption, LeaderElection: leaderElect,
 			})
 			if err != nil {
@@ -47,6 +52,7 @@ func newSchedulerCommand() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
+	f.StringVar(&configFile, "config", "", "the scheduler's configuration file (kubescheduler.config.k8s.io/v1 KubeSchedulerConfiguration); its profiles, plugins and percentageOfNodesToScore replace --percentage-of-nodes-to-score, and leaderElection.leaderElect false or --leader-elect=false turns the Lease off")
 	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig naming the API server and the credentials to use")
 	f.StringVar(&address, "bind-address", "127.0.0.1:10259", "address serving /healthz, /readyz and /metrics")
 	f.Float32Var(&qps, "kube-api-qps", 1000, "queries per second to the API server (binds, status updates, events)")

@@ -26,6 +26,7 @@ func newServerCommand() *cobra.Command {
 
 		serverToken, serverTokenFile string
 		remove                       bool
+		schedulerConfig              string
 	)
 	cmd := &cobra.Command{
 		Use:   "server",
@@ -43,6 +44,11 @@ func newServerCommand() *cobra.Command {
 				return server.RemoveMember(cmd.Context(), opts)
 			}
 			opts.TerminatedPodGCThreshold = podGCThreshold(opts.TerminatedPodGCThreshold)
+			sc, err := loadSchedulerConfig(schedulerConfig)
+			if err != nil {
+				return err
+			}
+			opts.SchedulerConfig = sc
 			if opts.JoinServer != "" {
 				tok, err := joinToken(serverToken, serverTokenFile)
 				if err != nil {
@@ -111,6 +117,7 @@ func newServerCommand() *cobra.Command {
 	node.register(f, false)
 	f.BoolVar(&opts.DisableControllerManager, "disable-controller-manager", false, "do not run the controllers in this process (run orca controller-manager instead)")
 	f.BoolVar(&opts.DisableScheduler, "disable-scheduler", false, "do not run the scheduler in this process (run orca scheduler instead)")
+	f.StringVar(&schedulerConfig, "scheduler-config", "", "the scheduler's configuration file (kubescheduler.config.k8s.io/v1 KubeSchedulerConfiguration: profiles, plugins, weights, percentageOfNodesToScore); without it the default profile")
 	f.BoolVar(&opts.DisableGatewayAPI, "disable-gateway-api", false, "do not install the Gateway API's CRDs and Orca's GatewayClass")
 	f.BoolVar(&opts.DisableMetrics, "disable-metrics", false, "do not serve the resource metrics API (metrics.k8s.io, `kubectl top`) nor scrape the kubelets for it")
 	f.DurationVar(&opts.MetricResolution, "metric-resolution", 15*time.Second, "how often the kubelets are scraped for the resource metrics API")

@@ -12,11 +12,12 @@ func terminal(p *v1.Pod) bool {
 	return p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed
 }
 
-// responsible reports whether the pod waits for this scheduler. A pod
-// with scheduling gates waits for someone else first; removing the last
-// gate is a spec update, which queues it.
-func responsible(p *v1.Pod) bool {
-	return p.Spec.NodeName == "" && p.Spec.SchedulerName == SchedulerName && !terminal(p) && p.DeletionTimestamp == nil &&
+// responsible reports whether the pod waits for this scheduler: one of
+// its profiles serves the pod's schedulerName. A pod with scheduling
+// gates waits for someone else first; removing the last gate is a spec
+// update, which queues it.
+func (s *Scheduler) responsible(p *v1.Pod) bool {
+	return p.Spec.NodeName == "" && s.profileFor(p) != nil && !terminal(p) && p.DeletionTimestamp == nil &&
 		len(p.Spec.SchedulingGates) == 0
 }
 
@@ -53,7 +54,7 @@ func (s *Scheduler) addHandlers(pods, nodes, namespaces cache.SharedIndexInforme
 			case p == nil:
 			case p.Spec.NodeName != "" && !terminal(p):
 				s.cache.AddPod(p)
-			case responsible(p):
+			case s.responsible(p):
 				s.queue.Add(p)
 				s.trackNomination(p)
 			}
@@ -76,7 +77,7 @@ func (s *Scheduler) addHandlers(pods, nodes, namespaces cache.SharedIndexInforme
 				} else {
 					s.cache.UpdatePod(p)
 				}
-			case responsible(p):
+			case s.responsible(p):
 				// Status updates written by the scheduler itself come back
 				// here; only a change to the spec or labels is news.
 				if !reflect.DeepEqual(old.Spec, p.Spec) || !reflect.DeepEqual(old.Labels, p.Labels) {

@@ -40,13 +40,13 @@ func (s *Scheduler) scheduleOne(ctx context.Context, qp *queue.QueuedPod) {
 		preempted bool
 	)
 	s.cache.WithSnapshot(func(snap *framework.Snapshot) {
-		res, err = s.fw.Schedule(ctx, framework.NewCycleState(), pi, snap, s.rng)
+		res, err = s.frameworkFor(pod).Schedule(ctx, framework.NewCycleState(), pi, snap, s.rng)
 		var fe *framework.FitError
-		if errors.As(err, &fe) && !s.cfg.DisablePreemption && fe.NumAllNodes > 0 {
+		if errors.As(err, &fe) && s.preemptionFor(pod) && fe.NumAllNodes > 0 {
 			ok, msg := preemption.Eligible(pi, snap, fe.Diagnosis)
 			if ok {
 				preempted = true
-				cand, msg = preemption.Find(ctx, s.fw, pi, snap, fe.Diagnosis, s.budgets())
+				cand, msg = preemption.Find(ctx, s.frameworkFor(pod), pi, snap, fe.Diagnosis, s.budgets())
 			}
 			fe.Diagnosis.PostFilterMsg = msg
 		}
@@ -101,9 +101,9 @@ func (s *Scheduler) bind(ctx context.Context, qp *queue.QueuedPod, pod *v1.Pod, 
 			return
 		}
 		s.log.Warn("binding rejected", "pod", klogKey(pod), "node", node, "err", err)
-		s.recorder.Eventf(pod, v1.EventTypeWarning, "FailedScheduling", "Binding rejected: %v", err)
+		s.recorderFor(pod).Eventf(pod, v1.EventTypeWarning, "FailedScheduling", "Binding rejected: %v", err)
 		// Retry only a pod that still exists and still waits for a node.
-		if cur, gerr := s.pods.Pods(pod.Namespace).Get(pod.Name); gerr == nil && cur.UID == pod.UID && responsible(cur) && !apierrors.IsNotFound(err) {
+		if cur, gerr := s.pods.Pods(pod.Namespace).Get(pod.Name); gerr == nil && cur.UID == pod.UID && s.responsible(cur) && !apierrors.IsNotFound(err) {
 			qp.Pod = cur
 			s.queue.AddBackoff(qp)
 		}
@@ -111,7 +111,7 @@ func (s *Scheduler) bind(ctx context.Context, qp *queue.QueuedPod, pod *v1.Pod, 
 	}
 	s.metrics.e2e.Observe(time.Since(qp.Added).Seconds())
 	s.log.Debug("pod bound", "pod", klogKey(pod), "node", node, "attempts", qp.Attempts)
-	s.recorder.Eventf(pod, v1.EventTypeNormal, "Scheduled", "Successfully assigned %s/%s to %s", pod.Namespace, pod.Name, node)
+	s.recorderFor(pod).Eventf(pod, v1.EventTypeNormal, "Scheduled", "Successfully assigned %s/%s to %s", pod.Namespace, pod.Name, node)
 }
 
 // fail records why the pod was not placed (condition and event), carries
@@ -131,7 +131,7 @@ func (s *Scheduler) fail(ctx context.Context, qp *queue.QueuedPod, err error, ca
 		s.log.Error("scheduling attempt failed", "pod", klogKey(pod), "err", err)
 		s.queue.AddBackoff(qp)
 	}
-	s.recorder.Event(pod, v1.EventTypeWarning, "FailedScheduling", msg)
+	s.recorderFor(pod).Event(pod, v1.EventTypeWarning, "FailedScheduling", msg)
 	reason := v1.PodReasonUnschedulable
 	if !unschedulable {
 		reason = v1.PodReasonSchedulerError
@@ -183,7 +183,7 @@ func (s *Scheduler) preempt(ctx context.Context, pod *v1.Pod, cand *preemption.C
 			continue
 		}
 		s.log.Info("preempted pod", "victim", klogKey(v), "node", cand.Node, "preemptor", klogKey(pod))
-		s.recorder.Eventf(v, v1.EventTypeNormal, "Preempted", "Preempted by pod %s on node %s", pod.UID, cand.Node)
+		s.recorderFor(pod).Eventf(v, v1.EventTypeNormal, "Preempted", "Preempted by pod %s on node %s", pod.UID, cand.Node)
 	}
 }
 

@@ -1,9 +1,10 @@
-// Package scheduler runs the default-scheduler: it watches pods that have
-// no node and name "default-scheduler", decides where each goes with the
-// framework over an informer-fed snapshot, and binds them through the
-// pods/binding subresource. Several instances may run; the one holding the
-// kube-system/kube-scheduler Lease schedules, the others wait with warm
-// caches.
+// Package scheduler runs the scheduler: it watches pods that have no
+// node and whose spec.schedulerName is one of its profiles
+// ("default-scheduler" unless configured otherwise), decides where each
+// goes with that profile's framework over an informer-fed snapshot, and
+// binds them through the pods/binding subresource. Several instances may
+// run; the one holding the Lease (kube-system/kube-scheduler unless
+// configured otherwise) schedules, the others wait with warm caches.
 package scheduler
 
 import (
@@ -26,13 +27,13 @@ import (
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/client-go/tools/record"
+	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/orca-project/orca/internal/scheduler/framework"
-	"github.com/orca-project/orca/internal/scheduler/profile"
 	"github.com/orca-project/orca/internal/scheduler/queue"
 )
 
-// SchedulerName is the spec.schedulerName this scheduler serves.
+// SchedulerName is the spec.schedulerName the default profile serves.
 const SchedulerName = v1.DefaultSchedulerName
 
 // Config configures a scheduler.
@@ -41,12 +42,18 @@ type Config struct {
 	Log    *slog.Logger
 	// Metrics receives the scheduler's metrics; nil keeps them private.
 	Metrics prometheus.Registerer
-	// PercentageOfNodesToScore: 0 is upstream's adaptive value.
+	// Configuration is a KubeSchedulerConfiguration read by schedconfig
+	// (profiles, plugins, percentageOfNodesToScore, the Lease's name);
+	// nil is the default profile alone.
+	Configuration *configv1.KubeSchedulerConfiguration
+	// PercentageOfNodesToScore: 0 is upstream's adaptive value. Used
+	// without a Configuration only.
 	PercentageOfNodesToScore int
-	// DisablePreemption turns preemption off.
+	// DisablePreemption turns preemption off in every profile.
 	DisablePreemption bool
 	// LeaderElection enables the Lease; without it this instance always
-	// schedules (tests, a single server).
+	// schedules (tests, a single server). A Configuration with
+	// leaderElection.leaderElect false turns it off too.
 	LeaderElection bool
 	// Identity names this instance in the Lease; the host name by default.
 	Identity string
@@ -57,13 +64,14 @@ type Config struct {
 
 // Scheduler is the running component.
 type Scheduler struct {
-	cfg     Config
-	log     *slog.Logger
-	client  kubernetes.Interface
-	fw      *framework.Framework
-	cache   *framework.Cache
-	queue   *queue.Queue
-	metrics *metrics
+	cfg    Config
+	log    *slog.Logger
+	client kubernetes.Interface
+	// profiles by the schedulerName they serve.
+	profiles map[string]*schedProfile
+	cache    *framework.Cache
+	queue    *queue.Queue
+	metrics  *metrics
 
 	factory  informers.SharedInformerFactory
 	pods     corelisters.PodLister
@@ -112,11 +120,12 @@ func New(cfg Config) (*Scheduler, error) {
 		metrics: m,
 		rng:     rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
 	}
-	s.fw = profile.WithVolumes(cfg.PercentageOfNodesToScore, s.volumes)
 	m.pending = func() (int, int, int) { return s.queue.Len() }
 	s.factory = factory
 	s.events = record.NewBroadcaster()
-	s.recorder = s.events.NewRecorder(schemeForEvents(), v1.EventSource{Component: SchedulerName})
+	if err := s.buildProfiles(cfg.configuration()); err != nil {
+		return nil, fmt.Errorf("scheduler profiles: %w", err)
+	}
 	return s, nil
 }
 
@@ -166,22 +175,24 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	s.log.Info("scheduler caches synced", "nodes", nodes, "boundPods", pods)
 
 	go s.queue.Run(ctx, time.Second)
-	if !s.cfg.LeaderElection {
+	le := s.cfg.configuration().LeaderElection
+	if !s.cfg.LeaderElection || (le.LeaderElect != nil && !*le.LeaderElect) {
 		s.setLeader(true)
 		return s.loop(ctx)
 	}
-	lock, err := resourcelock.New(resourcelock.LeasesResourceLock, "kube-system", "kube-scheduler",
+	leaseNS, leaseName := orString(le.ResourceNamespace, "kube-system"), orString(le.ResourceName, "kube-scheduler")
+	lock, err := resourcelock.New(resourcelock.LeasesResourceLock, leaseNS, leaseName,
 		s.client.CoreV1(), s.client.CoordinationV1(), resourcelock.ResourceLockConfig{Identity: s.cfg.Identity, EventRecorder: s.recorder})
 	if err != nil {
 		return fmt.Errorf("scheduler lease lock: %w", err)
 	}
 	lec := leaderelection.LeaderElectionConfig{
 		Lock:            lock,
-		LeaseDuration:   orDefault(s.cfg.LeaseDuration, 15*time.Second),
-		RenewDeadline:   orDefault(s.cfg.RenewDeadline, 10*time.Second),
-		RetryPeriod:     orDefault(s.cfg.RetryPeriod, 2*time.Second),
+		LeaseDuration:   orDefault(s.cfg.LeaseDuration, orDefault(le.LeaseDuration.Duration, 15*time.Second)),
+		RenewDeadline:   orDefault(s.cfg.RenewDeadline, orDefault(le.RenewDeadline.Duration, 10*time.Second)),
+		RetryPeriod:     orDefault(s.cfg.RetryPeriod, orDefault(le.RetryPeriod.Duration, 2*time.Second)),
 		ReleaseOnCancel: true,
-		Name:            "kube-scheduler",
+		Name:            leaseName,
 		Callbacks: leaderelection.LeaderCallbacks{
 			OnStartedLeading: func(lctx context.Context) {
 				s.setLeader(true)
@@ -214,6 +225,13 @@ func (s *Scheduler) Run(ctx context.Context) error {
 func orDefault(d, def time.Duration) time.Duration {
 	if d > 0 {
 		return d
+	}
+	return def
+}
+
+func orString(v, def string) string {
+	if v != "" {
+		return v
 	}
 	return def
 }

@@ -34,6 +34,7 @@ func newScheduler(opts Options, tlsDir string, ca *pki.Pair, port int, reg prome
 		Client:         client,
 		Log:            opts.Log,
 		Metrics:        reg,
+		Configuration:  opts.SchedulerConfig,
 		LeaderElection: true,
 		Identity:       fmt.Sprintf("%s_%s", host, net.JoinHostPort(opts.AdvertiseAddress, strconv.Itoa(port))),
 	})

@@ -28,6 +28,7 @@ import (
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/orca-project/orca/internal/agent"
 	"github.com/orca-project/orca/internal/apiserver"
@@ -96,6 +97,10 @@ type Options struct {
 	// DisableScheduler keeps the scheduler out of this process (run
 	// `orca scheduler` elsewhere instead).
 	DisableScheduler bool
+	// SchedulerConfig is the in-process scheduler's configuration
+	// (--scheduler-config, read by schedconfig); nil is the default
+	// profile.
+	SchedulerConfig *configv1.KubeSchedulerConfiguration
 	// DisableGatewayAPI installs no Gateway API CRDs and no GatewayClass.
 	DisableGatewayAPI bool
 	// DisableLocalStorage creates no local-path StorageClass (the

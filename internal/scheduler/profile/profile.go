@@ -1,21 +1,16 @@
-// Package profile assembles the default set of plugins, in upstream's
-// order and with upstream's score weights. It is the only place that knows
-// every plugin; the plugins do not know they are registered.
+// Package profile builds scheduling frameworks from the profiles of a
+// KubeSchedulerConfiguration: which plugins run at which extension point,
+// with which arguments and score weights, as upstream's framework reads
+// them. It is the only place that knows every plugin; the plugins do not
+// know they are registered.
 package profile
 
 import (
+	"fmt"
+
 	"github.com/orca-project/orca/internal/scheduler/framework"
-	"github.com/orca-project/orca/internal/scheduler/plugins/defaultspread"
-	"github.com/orca-project/orca/internal/scheduler/plugins/interpodaffinity"
-	"github.com/orca-project/orca/internal/scheduler/plugins/nodeaffinity"
-	"github.com/orca-project/orca/internal/scheduler/plugins/nodename"
-	"github.com/orca-project/orca/internal/scheduler/plugins/nodeports"
-	"github.com/orca-project/orca/internal/scheduler/plugins/noderesources"
-	"github.com/orca-project/orca/internal/scheduler/plugins/nodeunschedulable"
-	"github.com/orca-project/orca/internal/scheduler/plugins/podtopologyspread"
-	"github.com/orca-project/orca/internal/scheduler/plugins/tainttoleration"
 	"github.com/orca-project/orca/internal/scheduler/plugins/volumebinding"
-	"github.com/orca-project/orca/internal/scheduler/plugins/volumerestrictions"
+	"github.com/orca-project/orca/internal/scheduler/schedconfig"
 )
 
 // Default returns the default-scheduler profile without a view of
@@ -25,41 +20,17 @@ func Default(percentageOfNodesToScore int) *framework.Framework {
 	return WithVolumes(percentageOfNodesToScore, nil)
 }
 
-// WithVolumes is the default-scheduler profile reading claims, volumes
-// and storage classes through volumes (VolumeRestrictions reads claims
-// through it too).
+// WithVolumes is the default-scheduler profile (upstream's default
+// plugins and weights) reading claims, volumes and storage classes
+// through volumes (VolumeRestrictions reads claims through it too).
 func WithVolumes(percentageOfNodesToScore int, volumes volumebinding.Lister) *framework.Framework {
-	if volumes == nil {
-		volumes = volumebinding.Empty{}
+	ps, err := Build(schedconfig.Default(), volumes)
+	if err != nil {
+		// The default configuration is fixed: failing to build it is a
+		// broken registry, not bad input.
+		panic(fmt.Sprintf("profile: default configuration: %v", err))
 	}
-	var (
-		unsched  = &nodeunschedulable.Plugin{}
-		name     = &nodename.Plugin{}
-		taints   = &tainttoleration.Plugin{}
-		affinity = &nodeaffinity.Plugin{}
-		ports    = &nodeports.Plugin{}
-		fit      = &noderesources.Fit{}
-		balanced = &noderesources.Balanced{}
-		spread   = &podtopologyspread.Plugin{}
-		podAff   = &interpodaffinity.Plugin{}
-		defSprd  = &defaultspread.Plugin{}
-		rwop     = &volumerestrictions.Plugin{Lister: volumes}
-		vols     = &volumebinding.Plugin{Lister: volumes}
-	)
-	return &framework.Framework{
-		PreFilters: []framework.PreFilterPlugin{affinity, rwop, vols, spread, podAff},
-		// Cheap, decisive filters first: a node rejected early costs less.
-		Filters:   []framework.FilterPlugin{unsched, name, taints, affinity, ports, fit, rwop, vols, spread, podAff},
-		PreScores: []framework.PreScorePlugin{affinity, spread, podAff, defSprd},
-		Scores: []framework.WeightedScore{
-			{Plugin: taints, Weight: 3},
-			{Plugin: affinity, Weight: 2},
-			{Plugin: spread, Weight: 2},
-			{Plugin: podAff, Weight: 2},
-			{Plugin: fit, Weight: 1},
-			{Plugin: balanced, Weight: 1},
-			{Plugin: defSprd, Weight: 2},
-		},
-		PercentageOfNodesToScore: percentageOfNodesToScore,
-	}
+	fw := ps[0].Framework
+	fw.PercentageOfNodesToScore = percentageOfNodesToScore
+	return fw
 }

@@ -28,7 +28,12 @@ const (
 )
 
 // Plugin is the filter and the score.
-type Plugin struct{}
+type Plugin struct {
+	// HardPodAffinityWeight is how strongly a running pod's required
+	// affinity to the incoming pod attracts it (upstream's
+	// hardPodAffinityWeight); nil is upstream's default, 1.
+	HardPodAffinityWeight *int64
+}
 
 var (
 	_ framework.PreFilterPlugin      = (*Plugin)(nil)
@@ -200,8 +205,12 @@ type scoreState struct {
 // PreScore sums preferred-term weights per topology domain: the incoming
 // pod's preferred (anti-)affinity towards running pods, and running pods'
 // preferred (anti-)affinity and required affinity towards it.
-func (*Plugin) PreScore(_ context.Context, cs *framework.CycleState, pod *framework.PodInfo, snap *framework.Snapshot, _ []*framework.NodeInfo) *framework.Status {
+func (pl *Plugin) PreScore(_ context.Context, cs *framework.CycleState, pod *framework.PodInfo, snap *framework.Snapshot, _ []*framework.NodeInfo) *framework.Status {
 	s := &scoreState{topo: map[pair]int64{}}
+	hard := int64(1)
+	if pl.HardPodAffinityWeight != nil {
+		hard = *pl.HardPodAffinityWeight
+	}
 	hasPreferred := len(pod.PreferredAffinity)+len(pod.PreferredAntiAffinity) > 0
 	nodes := snap.NodesWithAffinityPods()
 	if hasPreferred {
@@ -231,10 +240,10 @@ func (*Plugin) PreScore(_ context.Context, cs *framework.CycleState, pod *framew
 				}
 			}
 			// Upstream's hardPodAffinityWeight: a running pod's required
-			// affinity to the newcomer attracts it with weight 1.
+			// affinity to the newcomer attracts it.
 			for _, t := range ex.RequiredAffinity {
-				if t.Matches(pod.Pod, podNS) {
-					add(n.Node.Labels, t.TopologyKey, 1)
+				if hard > 0 && t.Matches(pod.Pod, podNS) {
+					add(n.Node.Labels, t.TopologyKey, hard)
 				}
 			}
 			for _, t := range ex.PreferredAffinity {

@@ -20,10 +20,19 @@ const Name = "NodeAffinity"
 // ErrReason is upstream's reason.
 const ErrReason = "node(s) didn't match Pod's node affinity/selector"
 
+// ErrReasonEnforced is upstream's reason for a node outside the
+// profile's addedAffinity.
+const ErrReasonEnforced = "node(s) didn't match scheduler-enforced node affinity"
+
 const stateKey = Name
 
 // Plugin is the filter and the score.
-type Plugin struct{}
+type Plugin struct {
+	// AddedRequired and AddedPreferred are the profile's addedAffinity,
+	// applied to every pod on top of its own; nil adds nothing.
+	AddedRequired  *nodeaffinity.NodeSelector
+	AddedPreferred *nodeaffinity.PreferredSchedulingTerms
+}
 
 var (
 	_ framework.PreFilterPlugin      = (*Plugin)(nil)
@@ -63,7 +72,10 @@ func getState(cs *framework.CycleState, pod *v1.Pod) *state {
 }
 
 // Filter implements framework.FilterPlugin.
-func (*Plugin) Filter(_ context.Context, cs *framework.CycleState, pod *framework.PodInfo, node *framework.NodeInfo) *framework.Status {
+func (pl *Plugin) Filter(_ context.Context, cs *framework.CycleState, pod *framework.PodInfo, node *framework.NodeInfo) *framework.Status {
+	if pl.AddedRequired != nil && !pl.AddedRequired.Match(node.Node) {
+		return framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrReasonEnforced)
+	}
 	ok, err := getState(cs, pod.Pod).required.Match(node.Node)
 	if err != nil {
 		return framework.AsStatus(fmt.Errorf("match node affinity: %w", err))
@@ -81,12 +93,15 @@ func (*Plugin) PreScore(context.Context, *framework.CycleState, *framework.PodIn
 }
 
 // Score sums the weights of the preferred terms the node matches.
-func (*Plugin) Score(_ context.Context, cs *framework.CycleState, pod *framework.PodInfo, node *framework.NodeInfo) (int64, *framework.Status) {
-	s := getState(cs, pod.Pod)
-	if s.preferred == nil {
-		return 0, nil
+func (pl *Plugin) Score(_ context.Context, cs *framework.CycleState, pod *framework.PodInfo, node *framework.NodeInfo) (int64, *framework.Status) {
+	var score int64
+	if pl.AddedPreferred != nil {
+		score = pl.AddedPreferred.Score(node.Node)
 	}
-	return s.preferred.Score(node.Node), nil
+	if s := getState(cs, pod.Pod); s.preferred != nil {
+		score += s.preferred.Score(node.Node)
+	}
+	return score, nil
 }
 
 // NormalizeScore scales to [0, MaxNodeScore].
