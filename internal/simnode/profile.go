@@ -29,9 +29,9 @@ type instanceType struct {
 // instanceTypes are common general-purpose sizes, taken in turn so that
 // the scheduler sees a mixed fleet.
 var instanceTypes = []instanceType{
-	{"sim.xlarge", 4, 16 << 30},
 	{"sim.2xlarge", 8, 32 << 30},
 	{"sim.4xlarge", 16, 64 << 30},
+	{"sim.8xlarge", 32, 128 << 30},
 }
 
 // Profile is what one simulated node is: its spec for registration and

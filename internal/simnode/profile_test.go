@@ -12,10 +12,10 @@ func TestNodeProfile(t *testing.T) {
 		name, zone, typ, ip string
 		cpus                int
 	}{
-		{0, "sim-0", "sim-region-1a", "sim.xlarge", "100.64.0.1", 4},
-		{1, "sim-1", "sim-region-1b", "sim.2xlarge", "100.64.0.2", 8},
-		{5, "sim-5", "sim-region-1c", "sim.4xlarge", "100.64.0.6", 16},
-		{300, "sim-300", "sim-region-1a", "sim.xlarge", "100.64.1.45", 4},
+		{0, "sim-0", "sim-region-1a", "sim.2xlarge", "100.64.0.1", 8},
+		{1, "sim-1", "sim-region-1b", "sim.4xlarge", "100.64.0.2", 16},
+		{5, "sim-5", "sim-region-1c", "sim.8xlarge", "100.64.0.6", 32},
+		{300, "sim-300", "sim-region-1a", "sim.2xlarge", "100.64.1.45", 8},
 	}
 	for _, tc := range cases {
 		p := NodeProfile("sim-", tc.i, "v1.37.2+orca", RuntimeVersion(), map[string]string{"extra": "x"}, nil)
