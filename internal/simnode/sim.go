@@ -131,11 +131,33 @@ func (s *Simulator) Run(ctx context.Context) error {
 	}
 	s.opts.Log.Info("simulated nodes running", "nodes", len(s.nodes), "prefix", s.opts.Prefix)
 	var wg sync.WaitGroup
-	wg.Add(2)
+	wg.Add(3)
 	go func() { defer wg.Done(); s.runHeartbeats(ctx, nodes) }()
 	go func() { defer wg.Done(); pods.run(ctx, s.opts.Workers) }()
+	go func() { defer wg.Done(); s.logRates(ctx, time.Minute) }()
 	wg.Wait()
 	return nil
+}
+
+// logRates logs the writes of each period, so that a scale trial can
+// read the simulator's own share of the API server's load.
+func (s *Simulator) logRates(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	last := s.Counts()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		c := s.Counts()
+		per := func(a, b int64) string { return fmt.Sprintf("%.1f/s", float64(a-b)/every.Seconds()) }
+		s.opts.Log.Info("simulated node writes", "leases", per(c.LeaseRenewals, last.LeaseRenewals),
+			"nodeStatuses", per(c.NodeStatuses, last.NodeStatuses), "podStatuses", per(c.PodStatuses, last.PodStatuses),
+			"podDeletions", per(c.PodDeletions, last.PodDeletions))
+		last = c
+	}
 }
 
 // ours reports whether a node name is one of this simulator's.

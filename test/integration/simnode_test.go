@@ -30,13 +30,14 @@ const simTaint = "orca.test/simulated"
 // lifecycle controller finds its nodes silent.
 func TestSimulatedNodesRunADeployment(t *testing.T) {
 	const nodes, replicas = 100, 1000
-	prefix := fmt.Sprintf("simit%d-", time.Now().UnixNano()%100000)
+	run := fmt.Sprintf("simit%d", time.Now().UnixNano()%100000)
+	prefix := run + "-"
 	ctx := context.Background()
 	ns := newNamespace(t, client, "simnode")
 	sim, err := simnode.New(simnode.Options{
 		Client: client, Nodes: nodes, Prefix: prefix,
-		Labels: map[string]string{simTaint: prefix},
-		Taints: []corev1.Taint{{Key: simTaint, Value: prefix, Effect: corev1.TaintEffectNoSchedule}},
+		Labels: map[string]string{simTaint: run},
+		Taints: []corev1.Taint{{Key: simTaint, Value: run, Effect: corev1.TaintEffectNoSchedule}},
 		Log:    slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	if err != nil {
@@ -65,8 +66,8 @@ func TestSimulatedNodesRunADeployment(t *testing.T) {
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec: corev1.PodSpec{
-					NodeSelector: map[string]string{simTaint: prefix},
-					Tolerations:  []corev1.Toleration{{Key: simTaint, Operator: corev1.TolerationOpEqual, Value: prefix, Effect: corev1.TaintEffectNoSchedule}},
+					NodeSelector: map[string]string{simTaint: run},
+					Tolerations:  []corev1.Toleration{{Key: simTaint, Operator: corev1.TolerationOpEqual, Value: run, Effect: corev1.TaintEffectNoSchedule}},
 					Containers: []corev1.Container{{Name: "app", Image: "registry.example/app:1",
 						Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m")}}}},
 				},
@@ -91,7 +92,7 @@ func TestSimulatedNodesRunADeployment(t *testing.T) {
 	// Every pod runs on a simulated node, with an address of that node's
 	// range that no other pod has, and a container no runtime knows.
 	cidrs := map[string]netip.Prefix{}
-	nodeList, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: simTaint + "=" + prefix})
+	nodeList, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: simTaint + "=" + run})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +134,7 @@ func TestSimulatedNodesRunADeployment(t *testing.T) {
 		t.Fatal(simErr)
 	}
 	eventually(t, 2*time.Minute, func() error {
-		list, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: simTaint + "=" + prefix})
+		list, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: simTaint + "=" + run})
 		if err != nil {
 			return err
 		}
