@@ -28,7 +28,7 @@ func (s *simulateFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&s.prefix, "simulate-prefix", "sim-", "name prefix of the simulated nodes (PREFIX0, PREFIX1, ...)")
 	f.Float32Var(&s.qps, "simulate-qps", 1000, "queries per second the simulated nodes' client may make")
 	f.IntVar(&s.burst, "simulate-burst", 2000, "burst of the simulated nodes' client")
-	f.IntVar(&s.workers, "simulate-workers", 8, "goroutines sending pod updates (and as many sending node heartbeats)")
+	f.IntVar(&s.workers, "simulate-workers", 8, "goroutines sending pod updates; node heartbeats get one per 20 nodes, at least as many")
 }
 
 // run runs the simulated nodes until ctx ends. Labels and taints given by

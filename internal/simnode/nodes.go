@@ -52,7 +52,7 @@ func (s *Simulator) startNodes(ctx context.Context) (corelisters.NodeLister, err
 			return nil, fmt.Errorf("simnode: node cache did not sync: %w", ctx.Err())
 		}
 	}
-	err := parallel(ctx, len(s.nodes), 4*s.opts.Workers, func(i int) error {
+	err := parallel(ctx, len(s.nodes), HeartbeatWidth(s.opts.Workers, len(s.nodes)), func(i int) error {
 		n := s.nodes[i]
 		// Forced reports are spread over the report period too.
 		n.lastReport = time.Now().Add(-Offset(i, len(s.nodes), s.opts.ReportFrequency))
@@ -206,7 +206,7 @@ func (s *Simulator) renew(ctx context.Context, n *simNode) error {
 
 // runHeartbeats renews every node's lease each RenewInterval and checks
 // its status each StatusFrequency, node i at its own offset in the
-// period, from one agenda served by Workers goroutines.
+// period, from one agenda served by HeartbeatWidth goroutines.
 func (s *Simulator) runHeartbeats(ctx context.Context, lister corelisters.NodeLister) {
 	var a agenda
 	start := time.Now()
@@ -215,9 +215,10 @@ func (s *Simulator) runHeartbeats(ctx context.Context, lister corelisters.NodeLi
 		// Status checks fall between the renewals.
 		a.add(task{node: i, kind: checkStatus, due: start.Add(s.opts.StatusFrequency/2 + Offset(i, len(s.nodes), s.opts.StatusFrequency))})
 	}
-	work := make(chan task, 4*s.opts.Workers)
+	width := HeartbeatWidth(s.opts.Workers, len(s.nodes))
+	work := make(chan task, width)
 	var wg sync.WaitGroup
-	for range s.opts.Workers {
+	for range width {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

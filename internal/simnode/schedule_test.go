@@ -73,3 +73,18 @@ func TestAgenda(t *testing.T) {
 		t.Fatalf("left %d, next %v", a.Len(), a.next())
 	}
 }
+
+func TestHeartbeatWidth(t *testing.T) {
+	cases := []struct{ workers, nodes, want int }{
+		{8, 3, 8},
+		{8, 100, 8},
+		{8, 5000, 250},
+		{8, 100000, 512},
+		{300, 100, 300},
+	}
+	for _, tc := range cases {
+		if got := HeartbeatWidth(tc.workers, tc.nodes); got != tc.want {
+			t.Errorf("HeartbeatWidth(%d, %d) = %d, want %d", tc.workers, tc.nodes, got, tc.want)
+		}
+	}
+}

@@ -26,8 +26,8 @@ type Options struct {
 	// off simulated nodes with a taint).
 	Labels map[string]string
 	Taints []v1.Taint
-	// Workers work the pod queue (8 when zero); as many goroutines send
-	// the nodes' lease renewals and status updates.
+	// Workers work the pod queue (8 when zero); HeartbeatWidth goroutines
+	// send the nodes' registrations, lease renewals and status updates.
 	Workers int
 	Log     *slog.Logger
 
