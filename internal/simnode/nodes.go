@@ -54,12 +54,17 @@ func (s *Simulator) startNodes(ctx context.Context) (corelisters.NodeLister, err
 	}
 	err := parallel(ctx, len(s.nodes), HeartbeatWidth(s.opts.Workers, len(s.nodes)), func(i int) error {
 		n := s.nodes[i]
-		// Forced reports are spread over the report period too.
-		n.lastReport = time.Now().Add(-Offset(i, len(s.nodes), s.opts.ReportFrequency))
 		for {
 			err := s.register(ctx, lister, n)
 			if err == nil {
 				err = s.renew(ctx, n)
+			}
+			if err == nil {
+				// The periodic reports are spread over the report period
+				// too, rather than all falling due together.
+				n.mu.Lock()
+				n.lastReport = time.Now().Add(-Offset(i, len(s.nodes), s.opts.ReportFrequency))
+				n.mu.Unlock()
 			}
 			if err == nil || ctx.Err() != nil {
 				return ctx.Err()
