@@ -34,12 +34,13 @@ func TestSimulatedNodesRunADeployment(t *testing.T) {
 	prefix := run + "-"
 	ctx := context.Background()
 	ns := newNamespace(t, client, "simnode")
-	sim, err := simnode.New(simnode.Options{
+	opts := simnode.Options{
 		Client: client, Nodes: nodes, Prefix: prefix,
 		Labels: map[string]string{simTaint: run},
 		Taints: []corev1.Taint{{Key: simTaint, Value: run, Effect: corev1.TaintEffectNoSchedule}},
 		Log:    slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
+	}
+	sim, err := simnode.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,6 +127,24 @@ func TestSimulatedNodesRunADeployment(t *testing.T) {
 		}
 	}
 	t.Logf("1,000 pods over %d nodes; %+v", len(perNode), sim.Counts())
+
+	// A restarted simulator adopts its nodes and leaves the running pods'
+	// statuses as they are.
+	stopSim()
+	if simErr != nil {
+		t.Fatal(simErr)
+	}
+	sim, err = simnode.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	simCtx, stop = context.WithCancel(ctx)
+	go func() { done <- sim.Run(simCtx) }()
+	stopSim = sync.OnceFunc(func() { stop(); simErr = <-done })
+	time.Sleep(5 * time.Second)
+	if c := sim.Counts(); c.PodStatuses != 0 || c.PodDeletions != 0 {
+		t.Errorf("restarted simulator wrote %+v; want no pod writes", c)
+	}
 
 	// A stopped simulator is a stopped kubelet: the node lifecycle
 	// controller marks its nodes Unknown after its grace period (50 s).
