@@ -8,10 +8,11 @@
 // The control plane (API server on embedded etcd, scheduler) runs in this
 // process with its controller manager turned off; the controller manager
 // runs as a child process (this program re-executed) so that its CPU time
-// and resident set are its own. N Node objects stand in for a cluster and
-// the real scheduler binds pods to them. The kubelet is SIMULATED: a
-// goroutine pool here marks bound pods Running and Ready and finishes
-// graceful deletions through the API; no container runs.
+// and resident set are its own. The nodes are SIMULATED (internal/simnode,
+// the same as `orca agent --simulate`, run in this process): N Nodes with
+// Leases and status, and a kubelet stand-in that reports bound pods
+// Running and Ready and finishes graceful deletions through the API; no
+// container runs. The real scheduler binds pods to them.
 package main
 
 import (
@@ -45,6 +46,7 @@ import (
 
 	"github.com/orca-project/orca/bench/internal/procstat"
 	"github.com/orca-project/orca/internal/server"
+	"github.com/orca-project/orca/internal/simnode"
 )
 
 var (
@@ -84,7 +86,7 @@ type bench struct {
 	cs      kubernetes.Interface // unlimited: the benchmark's own reads and waits
 	limited kubernetes.Interface // the controller manager's rate limits: the baseline's writes
 	pods    cache.Indexer
-	kubelet *simKubelet
+	sim     *simnode.Simulator
 	cm      *exec.Cmd
 }
 
@@ -116,21 +118,21 @@ func run() error {
 	slow.QPS, slow.Burst = float32(*cmQPS), *cmBurst
 	b.limited = kubernetes.NewForConfigOrDie(slow)
 
-	if err := parallel(*clients, *nodes, func(i int) error { return createNode(ctx, b.cs, i) }); err != nil {
-		return fmt.Errorf("create nodes: %w", err)
-	}
 	factory := informers.NewSharedInformerFactory(b.cs, 0)
 	inf := factory.Core().V1().Pods().Informer()
 	b.pods = inf.GetIndexer()
-	if b.kubelet, err = newSimKubelet(b.cs, inf); err != nil {
-		return err
-	}
 	ictx, icancel := context.WithCancel(ctx)
 	factory.Start(ictx.Done())
 	// Shutdown waits for the informers, which stop only when told to.
 	defer func() { icancel(); factory.Shutdown() }()
 	factory.WaitForCacheSync(ctx.Done())
-	b.kubelet.run(ictx, *clients)
+	if b.sim, err = simnode.New(simnode.Options{Client: b.cs, Nodes: *nodes, Prefix: "node-", Workers: *clients,
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}); err != nil {
+		return err
+	}
+	simDone := make(chan error, 1)
+	go func() { simDone <- b.sim.Run(ictx) }()
+	defer func() { icancel(); <-simDone }()
 
 	b.cm = exec.CommandContext(ctx, os.Args[0], "-controller-manager", inst.Kubeconfig,
 		"-cm-qps", fmt.Sprint(*cmQPS), "-cm-burst", fmt.Sprint(*cmBurst))
@@ -152,7 +154,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("workloads benchmark: %d Node objects, real scheduler, SIMULATED kubelet (%d workers: bound pods -> Running+Ready, graceful deletions finished; no containers)\n", *nodes, *clients)
+	fmt.Printf("workloads benchmark: %d SIMULATED nodes (internal/simnode, %d workers: leases, bound pods -> Running+Ready, graceful deletions finished; no containers), real scheduler\n", *nodes, *clients)
 	fmt.Printf("controller manager in its own process (pid %d, VmRSS %.1f MB with no pods), client QPS %.0f burst %d; baseline: %d writers under the same limits\n\n",
 		b.cm.Process.Pid, float64(start.RSS)/1e6, *cmQPS, *cmBurst, *clients)
 	fmt.Printf("%-58s %9s %13s %9s %11s\n", "phase (median of -rounds)", "seconds", "min-max", "ratio", "CM CPU s")
@@ -310,13 +312,13 @@ func (b *bench) idleUsage(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	writes0 := b.kubelet.writes.Load()
+	writes0 := podWrites(b.sim.Counts())
 	time.Sleep(*idle)
 	u1, err := procstat.Read(pid)
 	if err != nil {
 		return err
 	}
-	if w := b.kubelet.writes.Load() - writes0; w != 0 {
+	if w := podWrites(b.sim.Counts()) - writes0; w != 0 {
 		fmt.Printf("note: the simulated kubelet wrote %d times during the idle window (the cluster was not quiet)\n", w)
 	}
 	fmt.Printf("controller manager idle with %d pods, over %s (after %s settling): CPU %.2f s = %.2f%% of one core; VmRSS %.1f MB\n",
@@ -449,28 +451,14 @@ func poll(ctx context.Context, limit time.Duration, cond func() (bool, error)) e
 	}
 }
 
-var zones = []string{"zone-a", "zone-b", "zone-c"}
+// podWrites counts the simulated kubelet's pod writes (statuses and
+// finished deletions), not its node heartbeats.
+func podWrites(c simnode.Counts) int64 { return c.PodStatuses + c.PodDeletions }
 
-// createNode registers a Ready node of a typical cloud worker's size.
-func createNode(ctx context.Context, cs kubernetes.Interface, i int) error {
-	name := fmt.Sprintf("node-%04d", i)
-	alloc := v1.ResourceList{
-		v1.ResourceCPU: resource.MustParse("32"), v1.ResourceMemory: resource.MustParse("128Gi"),
-		v1.ResourcePods: resource.MustParse("110"), v1.ResourceEphemeralStorage: resource.MustParse("500Gi"),
-	}
-	n := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
-		v1.LabelHostname: name, v1.LabelTopologyZone: zones[i%len(zones)], v1.LabelOSStable: "linux", v1.LabelArchStable: "amd64",
-	}}}
-	created, err := cs.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
-	if err != nil {
-		return err
-	}
-	created.Status = v1.NodeStatus{Capacity: alloc, Allocatable: alloc, Conditions: []v1.NodeCondition{{
-		Type: v1.NodeReady, Status: v1.ConditionTrue, LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now(),
-	}}}
-	_, err = cs.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{})
-	return err
-}
+// quick makes a pod's simulated containers stop as soon as it is deleted
+// rather than at the end of its grace period, as the benchmark's httpd
+// would on SIGTERM, so that replacement phases do not wait 30 s.
+var quick = map[string]string{simnode.StopDurationAnnotation: "0s"}
 
 // podSpec is the same for bare pods and the Deployments' template, so the
 // baseline writes the same objects the controllers do.
@@ -486,8 +474,9 @@ func podSpec() v1.PodSpec {
 
 func barePod(round, i int, version string) *v1.Pod {
 	return &v1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("bare-%d-%s-%04d", round, version, i), Labels: map[string]string{"app": "bare", "version": version}},
-		Spec:       podSpec(),
+		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("bare-%d-%s-%04d", round, version, i), Labels: map[string]string{"app": "bare", "version": version},
+			Annotations: quick},
+		Spec: podSpec(),
 	}
 }
 
@@ -500,7 +489,7 @@ func deployment(name string, n int) *appsv1.Deployment {
 			Replicas: &r,
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: v1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": name, "version": "v1"}},
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": name, "version": "v1"}, Annotations: quick},
 				Spec:       podSpec(),
 			},
 		},

@@ -128,6 +128,7 @@ func joinToken(token, file string) (string, error) {
 func newAgentCommand() *cobra.Command {
 	var (
 		flags      agentFlags
+		simulate   simulateFlags
 		kubeconfig string
 		serverURL  string
 		token      string
@@ -143,6 +144,11 @@ func newAgentCommand() *cobra.Command {
 			o, err := flags.complete()
 			if err != nil {
 				return err
+			}
+			if simulate.nodes > 0 {
+				ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+				defer stop()
+				return simulate.run(ctx, kubeconfig, o, newLogger(logLevel))
 			}
 			switch {
 			case kubeconfig != "" && serverURL != "":
@@ -171,6 +177,7 @@ func newAgentCommand() *cobra.Command {
 	}
 	f := cmd.Flags()
 	flags.register(f, true)
+	simulate.register(f)
 	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig with the node's credentials for the API server (instead of joining with a token)")
 	f.StringVar(&serverURL, "server", "", "API server to join, https://HOST:6443")
 	f.StringVar(&token, "token", "", "join token (K10...::ID.SECRET, from the server's DATA_DIR/token or orca token create); needed only until the node holds its own certificate")

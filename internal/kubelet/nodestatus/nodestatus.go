@@ -186,9 +186,9 @@ func Status(m Machine, s Spec, old v1.NodeStatus, now time.Time) v1.NodeStatus {
 	return st
 }
 
-// significant reports whether two statuses differ in more than heartbeat
+// Significant reports whether two statuses differ in more than heartbeat
 // times: such a change is sent at once, a mere heartbeat once a minute.
-func significant(a, b v1.NodeStatus) bool {
+func Significant(a, b v1.NodeStatus) bool {
 	strip := func(s v1.NodeStatus) v1.NodeStatus {
 		s = *s.DeepCopy()
 		for i := range s.Conditions {
@@ -326,7 +326,7 @@ func (r *Reporter) report(ctx context.Context, force bool) error {
 	r.uid = cur.UID
 	now := time.Now()
 	st := Status(r.Observe(ctx), r.Spec, cur.Status, now)
-	if !force && !significant(st, cur.Status) && now.Sub(r.lastReport) < r.ReportFrequency {
+	if !force && !Significant(st, cur.Status) && now.Sub(r.lastReport) < r.ReportFrequency {
 		return nil
 	}
 	body := map[string]any{"status": st}

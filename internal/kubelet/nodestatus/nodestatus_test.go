@@ -97,12 +97,12 @@ func TestHeartbeatAloneIsNotSignificant(t *testing.T) {
 			t.Errorf("%s heartbeat %v, want now", c.Type, c.LastHeartbeatTime)
 		}
 	}
-	if significant(cur, old) {
+	if Significant(cur, old) {
 		t.Error("a status that differs only in heartbeats counts as a change")
 	}
 	m := healthy()
 	m.RuntimeReady = false
-	if !significant(Status(m, Spec{Name: "n", MaxPods: 110}, old, now), old) {
+	if !Significant(Status(m, Spec{Name: "n", MaxPods: 110}, old, now), old) {
 		t.Error("a Ready flip is not a change")
 	}
 }
