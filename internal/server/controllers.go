@@ -58,7 +58,10 @@ func NodeIPAM(clusterCIDR string) controllermanager.Descriptor {
 	if clusterCIDR == "" {
 		clusterCIDR = DefaultClusterCIDR
 	}
-	return controllermanager.Descriptor{Name: "nodeipam", Workers: 1, New: func(c *controllermanager.Context) (controllermanager.Controller, error) {
+	// Upstream's range allocator writes with 30 workers: a cluster of
+	// thousands of nodes registering at once waits for its ranges
+	// otherwise, one patch round trip each.
+	return controllermanager.Descriptor{Name: "nodeipam", Workers: 30, New: func(c *controllermanager.Context) (controllermanager.Controller, error) {
 		return nodeipam.New(c.Client, c.Informers, clusterCIDR, 24, c.QueueMetrics, c.Log)
 	}}
 }
