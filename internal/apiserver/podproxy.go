@@ -26,6 +26,7 @@ import (
 	"k8s.io/streaming/pkg/httpstream/wsstream"
 
 	"github.com/orca-project/orca/internal/admission"
+	"github.com/orca-project/orca/internal/nodekind"
 )
 
 // The pod subresources that reach the kubelet: pods/log streams a
@@ -384,6 +385,9 @@ func (s *Server) kubeletLocation(ctx context.Context, nodeName string, target ku
 	node, ok := obj.(*corev1.Node)
 	if !ok {
 		return nil, fmt.Errorf("stored node is a %T", obj)
+	}
+	if nodekind.Simulated(node) {
+		return nil, apierrors.NewServiceUnavailable(fmt.Sprintf("node %s is simulated: no kubelet serves its pods' logs, exec or port-forward", node.Name))
 	}
 	host, err := kubeletAddress(node)
 	if err != nil {

@@ -32,6 +32,8 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	metricsv1beta1 "k8s.io/metrics/pkg/apis/metrics/v1beta1"
+
+	"github.com/orca-project/orca/internal/nodekind"
 )
 
 // DefaultResolution is metrics-server's default --metric-resolution.
@@ -136,6 +138,9 @@ func (s *Server) scrapeAll(ctx context.Context) {
 	batches := make([]Batch, len(nodes))
 	var wg sync.WaitGroup
 	for i, n := range nodes {
+		if nodekind.Simulated(n) {
+			continue
+		}
 		wg.Go(func() {
 			b, err := s.scrape(ctx, n)
 			if err != nil {

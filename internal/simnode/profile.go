@@ -10,10 +10,12 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/orca-project/orca/internal/kubelet/nodestatus"
+	"github.com/orca-project/orca/internal/nodekind"
 )
 
-// SimulatedLabel marks every simulated Node ("true").
-const SimulatedLabel = "node.orca.io/simulated"
+// SimulatedLabel marks every simulated Node ("true"); the parts of the
+// cluster that dial nodes skip those (package nodekind).
+const SimulatedLabel = nodekind.SimulatedLabel
 
 // Region is the region label of every simulated node; zones are a, b, c
 // in it, taken in turn.

@@ -25,6 +25,8 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/orca-project/orca/internal/nodekind"
 )
 
 // Proto marks the routes this package owns (a private routing protocol
@@ -73,7 +75,8 @@ func Desired(self, bridge string, nodes []*v1.Node, clusterCIDR, serviceCIDR str
 		out = append(out, Route{Dst: serviceCIDR, Dev: ServiceDevice})
 	}
 	for _, n := range nodes {
-		if n.Spec.PodCIDR == "" {
+		// A simulated node's pods have no host to route to.
+		if n.Spec.PodCIDR == "" || nodekind.Simulated(n) {
 			continue
 		}
 		if n.Name == self {

@@ -6,6 +6,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/orca-project/orca/internal/nodekind"
 )
 
 func node(name, cidr, ip string) *v1.Node {
@@ -23,7 +25,10 @@ func TestDesired(t *testing.T) {
 		node("c", "", "172.30.0.4"),          // no range yet
 		node("d", "10.42.3.0/24", ""),        // no address yet
 		node("e", "10.42.4.0/24", "fd00::5"), // IPv6 only: not routable here
+		node("sim-0", "10.42.5.0/24", "100.64.0.1"),
 	}
+	// A simulated node's address leads nowhere: no route to its pods.
+	nodes[len(nodes)-1].Labels = map[string]string{nodekind.SimulatedLabel: "true"}
 	got := Desired("a", "orca0", nodes, "10.42.0.0/16", "10.43.0.0/16")
 	want := []Route{
 		{Dst: "10.42.0.0/16", Type: "unreachable"},
