@@ -27,6 +27,7 @@ import (
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/orca-project/orca/internal/scheduler/explain"
 	"github.com/orca-project/orca/internal/scheduler/framework"
 	"github.com/orca-project/orca/internal/scheduler/profile"
 	"github.com/orca-project/orca/internal/scheduler/queue"
@@ -53,6 +54,9 @@ type Config struct {
 	// LeaseDuration, RenewDeadline and RetryPeriod default to upstream's
 	// 15 s, 10 s and 2 s.
 	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
+	// Explanations is how many pods' latest explanations are kept in
+	// memory (0: none; pods that ask still get their annotation).
+	Explanations int
 }
 
 // Scheduler is the running component.
@@ -74,6 +78,9 @@ type Scheduler struct {
 	events   record.EventBroadcaster
 
 	rng *rand.Rand
+
+	// explanations keeps recent pods' explanations; nil keeps none.
+	explanations *explain.Store
 
 	mu     sync.Mutex
 	synced bool
@@ -111,6 +118,8 @@ func New(cfg Config) (*Scheduler, error) {
 		queue:   queue.New(queue.Options{}),
 		metrics: m,
 		rng:     rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
+
+		explanations: explain.NewStore(cfg.Explanations),
 	}
 	s.fw = profile.WithVolumes(cfg.PercentageOfNodesToScore, s.volumes)
 	m.pending = func() (int, int, int) { return s.queue.Len() }

@@ -35,6 +35,7 @@ func newScheduler(opts Options, tlsDir string, ca *pki.Pair, port int, reg prome
 		Log:            opts.Log,
 		Metrics:        reg,
 		LeaderElection: true,
+		Explanations:   opts.SchedulerExplanations,
 		Identity:       fmt.Sprintf("%s_%s", host, net.JoinHostPort(opts.AdvertiseAddress, strconv.Itoa(port))),
 	})
 }

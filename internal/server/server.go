@@ -96,6 +96,9 @@ type Options struct {
 	// DisableScheduler keeps the scheduler out of this process (run
 	// `orca scheduler` elsewhere instead).
 	DisableScheduler bool
+	// SchedulerExplanations is how many pods' scheduling explanations the
+	// in-process scheduler keeps in memory (0: none).
+	SchedulerExplanations int
 	// DisableGatewayAPI installs no Gateway API CRDs and no GatewayClass.
 	DisableGatewayAPI bool
 	// DisableLocalStorage creates no local-path StorageClass (the

@@ -357,6 +357,8 @@ func kubeSchedulerRules() []rbacv1.PolicyRule {
 		rule("get", "list", "watch", "delete").groups(legacyGroup).resources("pods").build(),
 		rule("create").groups(legacyGroup).resources("pods/binding", "bindings").build(),
 		rule("patch", "update").groups(legacyGroup).resources("pods/status").build(),
+		// The scheduler.orca.io/explanation annotation a pod asks for.
+		rule("patch").groups(legacyGroup).resources("pods").build(),
 		// Spreading pods of one owner.
 		rule(read...).groups(legacyGroup).resources("replicationcontrollers", "services").build(),
 		rule(read...).groups(appsGroup, extensionsGroup).resources("replicasets").build(),
