@@ -89,8 +89,13 @@ func (tr *Trace) scoring(plugins []WeightedScore, per [][]NodeScore) {
 		tr.ScorePlugins[j] = PluginWeight{Name: ws.Plugin.Name(), Weight: ws.Weight}
 	}
 	tr.Scored = make([]NodeTrace, len(per[0]))
+	// One backing array for every node's two lists: two allocations per
+	// node were most of a traced decision's cost.
+	k := len(per)
+	buf := make([]int64, 2*k*len(tr.Scored))
 	for i := range tr.Scored {
-		tr.Scored[i] = NodeTrace{Name: per[0][i].Name, Raw: make([]int64, len(per)), Weighted: make([]int64, len(per))}
+		b := buf[2*k*i : 2*k*(i+1) : 2*k*(i+1)]
+		tr.Scored[i] = NodeTrace{Name: per[0][i].Name, Raw: b[:k:k], Weighted: b[k:]}
 		for j := range per {
 			tr.Scored[i].Raw[j] = per[j][i].Score
 		}
