@@ -46,7 +46,7 @@ func newExplainCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			e, err := explain.Fetch(cmd.Context(), client.CoreV1().Pods(ns), name, full, wait)
+			e, err := explain.Fetch(cmd.Context(), client.CoreV1(), ns, name, full, wait)
 			if err != nil {
 				return err
 			}

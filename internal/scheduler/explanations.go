@@ -110,7 +110,13 @@ func (s *Scheduler) writeExplanation(ctx context.Context, pod *v1.Pod, value []b
 	return err
 }
 
-// Explanation returns the latest explanation the store keeps for the pod.
-func (s *Scheduler) Explanation(namespace, name string) (*explain.Explanation, bool) {
-	return s.explanations.Get(namespace, name)
+// ExplanationJSON returns the latest explanation the store keeps for the
+// pod namespace/name with uid, as the annotation's JSON.
+func (s *Scheduler) ExplanationJSON(namespace, name, uid string) ([]byte, bool) {
+	e, ok := s.explanations.Get(namespace, name)
+	if !ok || e.UID != uid {
+		return nil, false
+	}
+	b, err := explain.Encode(e, explain.MaxBytes)
+	return b, err == nil
 }

@@ -401,7 +401,9 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 	}
 	components := newComponentProbes(store)
 	metricsServer := newMetricsServer(opts, kubeletTLS)
+	explanations := &schedulerExplanations{}
 	api, err = apiserver.New(apiserver.Config{
+		PodExplanations:   explanations.get,
 		Computed:          computedSources(components, metricsServer),
 		Admission:         plugins.chain,
 		Store:             store,
@@ -598,6 +600,7 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 			_ = inst.Wait()
 			return nil, err
 		}
+		explanations.s.Store(sched)
 		components.add("scheduler", schedulerProbe)
 		clients.goStop(g.Go, func() error { return runScheduler(gctx, sched) })
 	}

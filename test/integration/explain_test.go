@@ -3,7 +3,6 @@ package integration
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/orca-project/orca/internal/scheduler/explain"
@@ -56,6 +56,11 @@ func TestSchedulerExplainsTheColourExample(t *testing.T) {
 		return e.node(c, 4, map[string]string{"color": c}, v1.Taint{Key: "color", Value: c, Effect: v1.TaintEffectNoSchedule})
 	}
 	blue, green, gray := colourNode("blue"), colourNode("green"), e.node("gray", 4, nil)
+	// Pods are admitted once the namespace's service account exists.
+	eventually(t, 20*time.Second, func() error {
+		_, err := client.CoreV1().ServiceAccounts(e.ns).Get(ctx, "default", metav1.GetOptions{})
+		return err
+	})
 	pods := client.CoreV1().Pods(e.ns)
 
 	t.Run("blue pod, explanation asked for", func(t *testing.T) {
@@ -86,7 +91,7 @@ func TestSchedulerExplainsTheColourExample(t *testing.T) {
 			t.Errorf("scored %+v, want %s alone, ranked first", ex.Scored, blue)
 		}
 		// orca explain fetches the same and prints it.
-		fetched, err := explain.Fetch(ctx, pods, "blue-pod", false, 5*time.Second)
+		fetched, err := explain.Fetch(ctx, client.CoreV1(), e.ns, "blue-pod", false, 5*time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -118,12 +123,29 @@ func TestSchedulerExplainsTheColourExample(t *testing.T) {
 		if ev, want := e.event("gray-pod", "Scheduled"), "Successfully assigned "+e.ns+"/gray-pod to "+gray+" (the only feasible node)"; ev != want {
 			t.Errorf("Scheduled event %q, want %q", ev, want)
 		}
-		_, err := explain.Fetch(ctx, pods, "gray-pod", false, time.Second)
-		if !errors.Is(err, explain.ErrNone) || !strings.Contains(err.Error(), explain.RequestAnnotation+`: "true"`) {
-			t.Errorf("explaining a pod bound without asking: %v; want the way to ask", err)
+		// Not asked for: the scheduler's recent explanations have it,
+		// through pods/explanation, over the nodes it evaluated.
+		ex, err := explain.Fetch(ctx, client.CoreV1(), e.ns, "gray-pod", false, time.Second)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if _, err := explain.Fetch(ctx, pods, "no-such-pod", false, time.Second); err == nil || !strings.Contains(err.Error(), `pod "no-such-pod" not found`) {
+		want := map[string]string{
+			blue:  "TaintToleration: node(s) had untolerated taint {color: blue}",
+			green: "TaintToleration: node(s) had untolerated taint {color: green}",
+		}
+		if got := verdicts(ex, blue, green, gray); ex.Node != gray || fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("stored explanation: to %s, verdicts %v; want %s, %v", ex.Node, got, gray, want)
+		}
+		body, err := client.CoreV1().RESTClient().Get().Namespace(e.ns).Resource("pods").Name("blue-pod").SubResource("explanation").DoRaw(ctx)
+		if err != nil || !strings.Contains(string(body), `"node":"`+blue+`"`) {
+			t.Errorf("GET pods/blue-pod/explanation: %v %s", err, body)
+		}
+		if _, err := explain.Fetch(ctx, client.CoreV1(), e.ns, "no-such-pod", false, time.Second); err == nil || !strings.Contains(err.Error(), `pod "no-such-pod" not found`) {
 			t.Errorf("explaining a missing pod: %v", err)
+		}
+		_, err = client.CoreV1().RESTClient().Get().Namespace(e.ns).Resource("pods").Name("no-such-pod").SubResource("explanation").DoRaw(ctx)
+		if !apierrors.IsNotFound(err) {
+			t.Errorf("GET pods/no-such-pod/explanation: %v, want 404", err)
 		}
 	})
 
@@ -132,7 +154,7 @@ func TestSchedulerExplainsTheColourExample(t *testing.T) {
 		msg := e.unschedulable("green-big")
 		// What `orca explain pod/green-big` does: ask, wait for the next
 		// attempt.
-		ex, err := explain.Fetch(ctx, pods, "green-big", false, 20*time.Second)
+		ex, err := explain.Fetch(ctx, client.CoreV1(), e.ns, "green-big", false, 20*time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -178,6 +178,8 @@ func clusterRoles() []rbacv1.ClusterRole {
 				"services", "services/status", "endpoints", "persistentvolumeclaims", "persistentvolumeclaims/status", "configmaps").build(),
 			rule(read...).groups(legacyGroup).resources("limitranges", "resourcequotas", "bindings",
 				"pods/status", "resourcequotas/status", "namespaces/status", "replicationcontrollers/status", "pods/log").build(),
+			// The scheduler's explanation of a pod the user may read.
+			rule("get").groups(legacyGroup).resources("pods/explanation").build(),
 			// Reading namespaces at namespace scope reads *this* namespace,
 			// which tells a user where it has access.
 			rule(read...).groups(legacyGroup).resources("namespaces").build(),

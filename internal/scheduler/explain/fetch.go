@@ -24,7 +24,8 @@ var ErrNone = errors.New("explain: no explanation")
 // every node) and Fetch waits up to wait for the scheduler's next attempt
 // to answer. A bound pod without one cannot be explained after the fact:
 // the error says how to ask before it is scheduled.
-func Fetch(ctx context.Context, pods corev1client.PodInterface, name string, full bool, wait time.Duration) (*Explanation, error) {
+func Fetch(ctx context.Context, core corev1client.CoreV1Interface, namespace, name string, full bool, wait time.Duration) (*Explanation, error) {
+	pods := core.Pods(namespace)
 	pod, err := pods.Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		if apierrors.IsNotFound(err) {
@@ -36,7 +37,10 @@ func Fetch(ctx context.Context, pods corev1client.PodInterface, name string, ful
 		return e, err
 	}
 	if pod.Spec.NodeName != "" {
-		return nil, fmt.Errorf("%w for pod %s/%s, bound to %s before one was asked for: create the pod with the annotation %s: \"true\" (or \"full\" for every node) to have the scheduler record its decision",
+		if e, err := fromStore(ctx, core, pod); e != nil || err != nil {
+			return e, err
+		}
+		return nil, fmt.Errorf("%w for pod %s/%s, bound to %s before one was asked for, and the scheduler no longer keeps one: create the pod with the annotation %s: \"true\" (or \"full\" for every node) to have the scheduler record its decision",
 			ErrNone, pod.Namespace, pod.Name, pod.Spec.NodeName, RequestAnnotation)
 	}
 	value := "true"
@@ -103,4 +107,23 @@ func fromPod(pod *v1.Pod) (*Explanation, bool, error) {
 		return nil, false, nil
 	}
 	return e, true, nil
+}
+
+// fromStore reads the pods/explanation subresource: the latest
+// explanation the scheduler keeps in memory for the pod. Not found (the
+// store forgot it, or the API server answering has no leading scheduler
+// in it) is no error: nil, nil.
+func fromStore(ctx context.Context, core corev1client.CoreV1Interface, pod *v1.Pod) (*Explanation, error) {
+	body, err := core.RESTClient().Get().Namespace(pod.Namespace).Resource("pods").Name(pod.Name).SubResource("explanation").DoRaw(ctx)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get pods/%s/explanation: %w", pod.Name, err)
+	}
+	e, err := Decode(string(body))
+	if err != nil || e.UID != string(pod.UID) {
+		return nil, err
+	}
+	return e, nil
 }
