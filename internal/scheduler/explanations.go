@@ -72,7 +72,15 @@ func (s *Scheduler) explanation(ask explainAsk, pod *v1.Pod, tr *framework.Trace
 	kept.Rejected, kept.RejectedOmitted = capped(e.Rejected, e.RejectedOmitted)
 	kept.Scored, kept.ScoredOmitted = capped(e.Scored, e.ScoredOmitted)
 	s.explanations.Put(&kept)
-	if cur, ok := pod.Annotations[explain.Annotation]; ok && explain.SameVerdict(cur, e) {
+	// The queued copy of a Pending pod predates the annotations written
+	// since; the informer's copy has them.
+	cur, ok := pod.Annotations[explain.Annotation]
+	if s.pods != nil {
+		if p, err := s.pods.Pods(pod.Namespace).Get(pod.Name); err == nil && p.UID == pod.UID {
+			cur, ok = p.Annotations[explain.Annotation]
+		}
+	}
+	if ok && explain.SameVerdict(cur, e) {
 		return nil
 	}
 	b, encErr := explain.Encode(e, explain.MaxBytes)

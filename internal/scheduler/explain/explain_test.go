@@ -260,3 +260,61 @@ func TestPrintShowsVerdictReasonsRejectedAndScores(t *testing.T) {
 		}
 	}
 }
+
+func TestListCapReadsTheRequest(t *testing.T) {
+	for _, tc := range []struct {
+		value   string
+		set     bool
+		wantCap int
+		wantOK  bool
+	}{
+		{"true", true, explain.DefaultListCap, true},
+		{"True", true, explain.DefaultListCap, true},
+		{"full", true, 0, true},
+		{"false", true, 0, false},
+		{"", false, 0, false},
+	} {
+		ann := map[string]string{}
+		if tc.set {
+			ann[explain.RequestAnnotation] = tc.value
+		}
+		if c, ok := explain.ListCap(ann); c != tc.wantCap || ok != tc.wantOK {
+			t.Errorf("ListCap(%q) = %d, %v; want %d, %v", tc.value, c, ok, tc.wantCap, tc.wantOK)
+		}
+	}
+}
+
+func TestSameVerdictIgnoresOnlyTheTime(t *testing.T) {
+	base := explain.Explanation{Version: explain.Version, Pod: "ns/p", UID: "u1", Result: explain.Unschedulable, Message: "0/3 nodes are available: 3 Insufficient cpu.", Time: time.Unix(10, 0)}
+	enc := func(e explain.Explanation) string {
+		b, err := explain.Encode(&e, explain.MaxBytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	later := base
+	later.Time = time.Unix(99, 0)
+	changed := base
+	changed.Message = "0/4 nodes are available: 4 Insufficient cpu."
+	placed := base
+	placed.Result, placed.Node, placed.Message = explain.Scheduled, "n1", ""
+	other := base
+	other.UID = "u2"
+	for _, tc := range []struct {
+		name       string
+		annotation string
+		e          explain.Explanation
+		want       bool
+	}{
+		{"same verdict later", enc(base), later, true},
+		{"new message", enc(base), changed, false},
+		{"now placed", enc(base), placed, false},
+		{"another pod of the name", enc(base), other, false},
+		{"unreadable annotation", "{", base, false},
+	} {
+		if got := explain.SameVerdict(tc.annotation, &tc.e); got != tc.want {
+			t.Errorf("%s: SameVerdict = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
