@@ -31,7 +31,8 @@ func newExplainCommand() *cobra.Command {
 			"(the FailedScheduling message's words), each rejected node with the plugin that rejected it and why, and the top " +
 			"scored nodes with each plugin's score. The scheduler writes the explanation into the pod's " + explain.Annotation +
 			" annotation when the pod carries " + explain.RequestAnnotation + ": \"true\" (or \"full\"); for a Pending pod without " +
-			"one, this command sets the request and waits for the scheduler's next attempt.",
+			"one, this command sets the request and waits for the scheduler's next attempt; for a bound pod without one, it reads " +
+			"the scheduler's recent explanations (the pods/NAME/explanation subresource).",
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name, err := podArg(args)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -146,6 +147,25 @@ func TestSchedulerExplainsTheColourExample(t *testing.T) {
 		_, err = client.CoreV1().RESTClient().Get().Namespace(e.ns).Resource("pods").Name("no-such-pod").SubResource("explanation").DoRaw(ctx)
 		if !apierrors.IsNotFound(err) {
 			t.Errorf("GET pods/no-such-pod/explanation: %v, want 404", err)
+		}
+	})
+
+	t.Run("who may read the pod may read its explanation", func(t *testing.T) {
+		if _, err := client.RbacV1().RoleBindings(e.ns).Create(ctx, &rbacv1.RoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: "viewer"},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "view"},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "explain-viewer"}},
+		}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		get := func(user string) error {
+			_, err := clientAs(t, user, "system:authenticated").CoreV1().RESTClient().Get().Namespace(e.ns).Resource("pods").Name("gray-pod").SubResource("explanation").DoRaw(ctx)
+			return err
+		}
+		// RBAC bindings reach the authorizer through its cache.
+		eventually(t, 10*time.Second, func() error { return get("explain-viewer") })
+		if err := get("explain-stranger"); !apierrors.IsForbidden(err) {
+			t.Errorf("a user who may not read the pod: %v, want 403", err)
 		}
 	})
 
