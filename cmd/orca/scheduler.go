@@ -12,11 +12,11 @@ import (
 
 func newSchedulerCommand() *cobra.Command {
 	var (
-		kubeconfig, address, logLevel string
-		configFile                    string
-		qps                           float32
-		burst, percentage             int
-		leaderElect, noPreemption     bool
+		kubeconfig, address, logLevel   string
+		configFile                      string
+		qps                             float32
+		burst, percentage, explanations int
+		leaderElect, noPreemption       bool
 	)
 	cmd := &cobra.Command{
 		Use:   "scheduler",
@@ -44,6 +44,7 @@ func newSchedulerCommand() *cobra.Command {
 			s, err := scheduler.New(scheduler.Config{
 				Client: client, Log: log, Metrics: reg, Configuration: sc,
 				PercentageOfNodesToScore: percentage, DisablePreemption: noPreemption, LeaderElection: leaderElect,
+				Explanations: explanations,
 			})
 			if err != nil {
 				return err
@@ -60,6 +61,7 @@ func newSchedulerCommand() *cobra.Command {
 	f.IntVar(&percentage, "percentage-of-nodes-to-score", 0, "percentage of nodes to find feasible before scoring; 0 adapts to the cluster size as upstream does")
 	f.BoolVar(&leaderElect, "leader-elect", true, "elect a leader through the kube-system/kube-scheduler Lease before scheduling")
 	f.BoolVar(&noPreemption, "disable-preemption", false, "never evict lower-priority pods to place a pod")
+	f.IntVar(&explanations, "explanations", scheduler.DefaultExplanations, "how many pods' scheduling explanations to keep in memory (0: none)")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	_ = cmd.MarkFlagRequired("kubeconfig")
 	return cmd

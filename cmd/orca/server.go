@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/orca-project/orca/internal/memtrim"
+	"github.com/orca-project/orca/internal/scheduler"
 	"github.com/orca-project/orca/internal/server"
 )
 
@@ -118,6 +119,7 @@ func newServerCommand() *cobra.Command {
 	f.BoolVar(&opts.DisableControllerManager, "disable-controller-manager", false, "do not run the controllers in this process (run orca controller-manager instead)")
 	f.BoolVar(&opts.DisableScheduler, "disable-scheduler", false, "do not run the scheduler in this process (run orca scheduler instead)")
 	f.StringVar(&schedulerConfig, "scheduler-config", "", "the scheduler's configuration file (kubescheduler.config.k8s.io/v1 KubeSchedulerConfiguration: profiles, plugins, weights, percentageOfNodesToScore); without it the default profile")
+	f.IntVar(&opts.SchedulerExplanations, "scheduler-explanations", scheduler.DefaultExplanations, "how many pods' scheduling explanations the scheduler keeps in memory for `orca explain` (0: none; a pod annotated scheduler.orca.io/explain still gets its own)")
 	f.BoolVar(&opts.DisableGatewayAPI, "disable-gateway-api", false, "do not install the Gateway API's CRDs and Orca's GatewayClass")
 	f.BoolVar(&opts.DisableMetrics, "disable-metrics", false, "do not serve the resource metrics API (metrics.k8s.io, `kubectl top`) nor scrape the kubelets for it")
 	f.DurationVar(&opts.MetricResolution, "metric-resolution", 15*time.Second, "how often the kubelets are scraped for the resource metrics API")

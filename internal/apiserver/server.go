@@ -58,6 +58,8 @@ type Config struct {
 	// system:anonymous (upstream's --anonymous-auth); the authorizer then
 	// decides. Without it they get 401.
 	Anonymous bool
+	// PodExplanations serves pods/explanation; nil answers 404.
+	PodExplanations PodExplanations
 	// Admission builds the admission chain once the server exists, so
 	// that plugins can read and write through it. Nil admits everything.
 	Admission func(admission.Objects) admission.Chain
@@ -399,6 +401,12 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, ri reques
 			return
 		}
 		s.serveProxy(w, r, res, ri)
+	case "explanation":
+		if res.Name != "pods" || res.Group != "" || ri.Verb != "get" {
+			s.writeError(w, r, errNotFoundPath())
+			return
+		}
+		s.servePodExplanation(w, r, res, ri)
 	case "finalize":
 		if res.Name != "namespaces" || ri.Verb != "update" {
 			s.writeError(w, r, errNotFoundPath())

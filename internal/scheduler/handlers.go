@@ -6,6 +6,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/orca-project/orca/internal/scheduler/explain"
 )
 
 func terminal(p *v1.Pod) bool {
@@ -80,7 +82,8 @@ func (s *Scheduler) addHandlers(pods, nodes, namespaces cache.SharedIndexInforme
 			case s.responsible(p):
 				// Status updates written by the scheduler itself come back
 				// here; only a change to the spec or labels is news.
-				if !reflect.DeepEqual(old.Spec, p.Spec) || !reflect.DeepEqual(old.Labels, p.Labels) {
+				if !reflect.DeepEqual(old.Spec, p.Spec) || !reflect.DeepEqual(old.Labels, p.Labels) ||
+					old.Annotations[explain.RequestAnnotation] != p.Annotations[explain.RequestAnnotation] {
 					s.queue.Add(p)
 				}
 				s.trackNomination(p)

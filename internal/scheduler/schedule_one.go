@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/orca-project/orca/internal/scheduler/explain"
 	"github.com/orca-project/orca/internal/scheduler/framework"
 	"github.com/orca-project/orca/internal/scheduler/preemption"
 	"github.com/orca-project/orca/internal/scheduler/queue"
@@ -32,15 +33,17 @@ func (s *Scheduler) scheduleOne(ctx context.Context, qp *queue.QueuedPod) {
 	}
 	start := time.Now()
 	pi := framework.NewPodInfo(pod)
+	ask := s.explainAsk(pod)
 	var (
 		res  framework.Result
+		tr   *framework.Trace
 		err  error
 		cand *preemption.Candidate
 		// preempted: preemption looked for a candidate (and found cand).
 		preempted bool
 	)
 	s.cache.WithSnapshot(func(snap *framework.Snapshot) {
-		res, err = s.frameworkFor(pod).Schedule(ctx, framework.NewCycleState(), pi, snap, s.rng)
+		res, tr, err = s.decide(ctx, ask, pi, snap, s.rng)
 		var fe *framework.FitError
 		if errors.As(err, &fe) && s.preemptionFor(pod) && fe.NumAllNodes > 0 {
 			ok, msg := preemption.Eligible(pi, snap, fe.Diagnosis)
@@ -60,7 +63,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context, qp *queue.QueuedPod) {
 		}
 		s.metrics.attempts.WithLabelValues(result).Inc()
 		s.metrics.attempt.WithLabelValues(result).Observe(elapsed)
-		s.fail(ctx, qp, err, cand, preempted)
+		s.fail(ctx, qp, err, cand, preempted, s.explanation(ask, pod, tr, "", err))
 		return
 	}
 	s.metrics.attempts.WithLabelValues("scheduled").Inc()
@@ -77,12 +80,20 @@ func (s *Scheduler) scheduleOne(ctx context.Context, qp *queue.QueuedPod) {
 	// Placed: the room it may have been promised elsewhere is free again.
 	s.cache.RemoveNomination(pod.UID)
 	s.queue.Done(qp)
-	go s.bind(ctx, qp, pod, res.Node)
+	go s.bind(ctx, qp, pod, res, s.explanation(ask, pod, tr, res.Node, nil))
 }
 
 func klogKey(p *v1.Pod) string { return p.Namespace + "/" + p.Name }
 
-func (s *Scheduler) bind(ctx context.Context, qp *queue.QueuedPod, pod *v1.Pod, node string) {
+// A requested explanation is written to the pod before the bind, so it is
+// there when the pod is seen bound.
+func (s *Scheduler) bind(ctx context.Context, qp *queue.QueuedPod, pod *v1.Pod, res framework.Result, explanation []byte) {
+	node := res.Node
+	if explanation != nil {
+		if err := s.writeExplanation(ctx, pod, explanation); err != nil && ctx.Err() == nil {
+			s.log.Warn("write scheduling explanation", "pod", klogKey(pod), "err", err)
+		}
+	}
 	err := s.bindVolumes(ctx, pod, node)
 	if err == nil {
 		bctx, cancel := context.WithTimeout(ctx, apiTimeout)
@@ -111,7 +122,8 @@ func (s *Scheduler) bind(ctx context.Context, qp *queue.QueuedPod, pod *v1.Pod, 
 	}
 	s.metrics.e2e.Observe(time.Since(qp.Added).Seconds())
 	s.log.Debug("pod bound", "pod", klogKey(pod), "node", node, "attempts", qp.Attempts)
-	s.recorderFor(pod).Eventf(pod, v1.EventTypeNormal, "Scheduled", "Successfully assigned %s/%s to %s", pod.Namespace, pod.Name, node)
+	// Upstream's message, then the ranking: matchers test the prefix.
+	s.recorderFor(pod).Eventf(pod, v1.EventTypeNormal, "Scheduled", "Successfully assigned %s/%s to %s%s", pod.Namespace, pod.Name, node, explain.TopSuffix(res.Top))
 }
 
 // fail records why the pod was not placed (condition and event), carries
@@ -119,7 +131,8 @@ func (s *Scheduler) bind(ctx context.Context, qp *queue.QueuedPod, pod *v1.Pod, 
 // nominates the pod to the candidate's node at once, in the cache, so the
 // pods scheduled next already leave that room alone; a preemption that
 // found nothing withdraws an earlier nomination, as upstream does.
-func (s *Scheduler) fail(ctx context.Context, qp *queue.QueuedPod, err error, cand *preemption.Candidate, preempted bool) {
+// A requested explanation whose verdict changed is written to the pod.
+func (s *Scheduler) fail(ctx context.Context, qp *queue.QueuedPod, err error, cand *preemption.Candidate, preempted bool, explanation []byte) {
 	pod := qp.Pod
 	var fe *framework.FitError
 	unschedulable := errors.As(err, &fe)
@@ -146,6 +159,11 @@ func (s *Scheduler) fail(ctx context.Context, qp *queue.QueuedPod, err error, ca
 		s.cache.RemoveNomination(pod.UID)
 	}
 	go func() {
+		if explanation != nil {
+			if err := s.writeExplanation(ctx, pod, explanation); err != nil && ctx.Err() == nil {
+				s.log.Warn("write scheduling explanation", "pod", klogKey(pod), "err", err)
+			}
+		}
 		if cand != nil {
 			s.preempt(ctx, pod, cand)
 		}

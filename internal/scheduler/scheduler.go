@@ -29,6 +29,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
+	"github.com/orca-project/orca/internal/scheduler/explain"
 	"github.com/orca-project/orca/internal/scheduler/framework"
 	"github.com/orca-project/orca/internal/scheduler/queue"
 )
@@ -60,6 +61,9 @@ type Config struct {
 	// LeaseDuration, RenewDeadline and RetryPeriod default to upstream's
 	// 15 s, 10 s and 2 s.
 	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
+	// Explanations is how many pods' latest explanations are kept in
+	// memory (0: none; pods that ask still get their annotation).
+	Explanations int
 }
 
 // Scheduler is the running component.
@@ -82,6 +86,9 @@ type Scheduler struct {
 	events   record.EventBroadcaster
 
 	rng *rand.Rand
+
+	// explanations keeps recent pods' explanations; nil keeps none.
+	explanations *explain.Store
 
 	mu     sync.Mutex
 	synced bool
@@ -119,6 +126,8 @@ func New(cfg Config) (*Scheduler, error) {
 		queue:   queue.New(queue.Options{}),
 		metrics: m,
 		rng:     rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
+
+		explanations: explain.NewStore(cfg.Explanations),
 	}
 	m.pending = func() (int, int, int) { return s.queue.Len() }
 	s.factory = factory

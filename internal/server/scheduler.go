@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/kubernetes"
@@ -36,6 +37,7 @@ func newScheduler(opts Options, tlsDir string, ca *pki.Pair, port int, reg prome
 		Metrics:        reg,
 		Configuration:  opts.SchedulerConfig,
 		LeaderElection: true,
+		Explanations:   opts.SchedulerExplanations,
 		Identity:       fmt.Sprintf("%s_%s", host, net.JoinHostPort(opts.AdvertiseAddress, strconv.Itoa(port))),
 	})
 }
@@ -46,4 +48,19 @@ func runScheduler(ctx context.Context, s *scheduler.Scheduler) error {
 		return fmt.Errorf("scheduler: %w", err)
 	}
 	return ctx.Err()
+}
+
+// schedulerExplanations reaches the in-process scheduler's explanations
+// for the API server's pods/explanation, once the scheduler exists (it is
+// built after the API server).
+type schedulerExplanations struct {
+	s atomic.Pointer[scheduler.Scheduler]
+}
+
+func (e *schedulerExplanations) get(namespace, name, uid string) ([]byte, bool) {
+	s := e.s.Load()
+	if s == nil {
+		return nil, false
+	}
+	return s.ExplanationJSON(namespace, name, uid)
 }

@@ -101,6 +101,9 @@ type Options struct {
 	// (--scheduler-config, read by schedconfig); nil is the default
 	// profile.
 	SchedulerConfig *configv1.KubeSchedulerConfiguration
+	// SchedulerExplanations is how many pods' scheduling explanations the
+	// in-process scheduler keeps in memory (0: none).
+	SchedulerExplanations int
 	// DisableGatewayAPI installs no Gateway API CRDs and no GatewayClass.
 	DisableGatewayAPI bool
 	// DisableLocalStorage creates no local-path StorageClass (the
@@ -403,7 +406,9 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 	}
 	components := newComponentProbes(store)
 	metricsServer := newMetricsServer(opts, kubeletTLS)
+	explanations := &schedulerExplanations{}
 	api, err = apiserver.New(apiserver.Config{
+		PodExplanations:   explanations.get,
 		Computed:          computedSources(components, metricsServer),
 		Admission:         plugins.chain,
 		Store:             store,
@@ -600,6 +605,7 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 			_ = inst.Wait()
 			return nil, err
 		}
+		explanations.s.Store(sched)
 		components.add("scheduler", schedulerProbe)
 		clients.goStop(g.Go, func() error { return runScheduler(gctx, sched) })
 	}

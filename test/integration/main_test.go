@@ -66,6 +66,8 @@ func run(m *testing.M) int {
 		Log:           slog.New(slog.NewTextHandler(io.Discard, nil)),
 		// The resource metrics test's kubelet is scraped in seconds.
 		MetricResolution: metricResolution,
+		// pods/explanation reads the scheduler's recent explanations.
+		SchedulerExplanations: 100,
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start server:", err)

@@ -178,6 +178,8 @@ func clusterRoles() []rbacv1.ClusterRole {
 				"services", "services/status", "endpoints", "persistentvolumeclaims", "persistentvolumeclaims/status", "configmaps").build(),
 			rule(read...).groups(legacyGroup).resources("limitranges", "resourcequotas", "bindings",
 				"pods/status", "resourcequotas/status", "namespaces/status", "replicationcontrollers/status", "pods/log").build(),
+			// The scheduler's explanation of a pod the user may read.
+			rule("get").groups(legacyGroup).resources("pods/explanation").build(),
 			// Reading namespaces at namespace scope reads *this* namespace,
 			// which tells a user where it has access.
 			rule(read...).groups(legacyGroup).resources("namespaces").build(),
@@ -357,6 +359,8 @@ func kubeSchedulerRules() []rbacv1.PolicyRule {
 		rule("get", "list", "watch", "delete").groups(legacyGroup).resources("pods").build(),
 		rule("create").groups(legacyGroup).resources("pods/binding", "bindings").build(),
 		rule("patch", "update").groups(legacyGroup).resources("pods/status").build(),
+		// The scheduler.orca.io/explanation annotation a pod asks for.
+		rule("patch").groups(legacyGroup).resources("pods").build(),
 		// Spreading pods of one owner.
 		rule(read...).groups(legacyGroup).resources("replicationcontrollers", "services").build(),
 		rule(read...).groups(appsGroup, extensionsGroup).resources("replicasets").build(),

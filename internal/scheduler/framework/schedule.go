@@ -35,7 +35,13 @@ type Result struct {
 	Node string
 	// Evaluated and Feasible count the nodes looked at and those that fit.
 	Evaluated, Feasible int
+	// Top holds the best-ranked scored nodes, the chosen one first, then
+	// by score; nil when a single feasible node made scoring needless.
+	Top []NodeScore
 }
+
+// TopN is how many ranked nodes a Result carries (for the Scheduled event).
+const TopN = 3
 
 // Diagnosis records why each node was rejected.
 type Diagnosis struct {
@@ -150,6 +156,12 @@ func (f *Framework) RunFilters(ctx context.Context, state *CycleState, pod *PodI
 // snapshot and rng: it writes nothing but the framework's search offset.
 // When no node fits it returns a *FitError.
 func (f *Framework) Schedule(ctx context.Context, state *CycleState, pod *PodInfo, snap *Snapshot, rng *rand.Rand) (Result, error) {
+	return f.schedule(ctx, state, pod, snap, rng, nil)
+}
+
+// schedule is Schedule, filling tr when it is not nil: then every node is
+// filtered and the feasible ones are scored even when only one fits.
+func (f *Framework) schedule(ctx context.Context, state *CycleState, pod *PodInfo, snap *Snapshot, rng *rand.Rand, tr *Trace) (Result, error) {
 	numAll := len(snap.Nodes)
 	if numAll == 0 {
 		return Result{}, &FitError{Pod: pod, Diagnosis: Diagnosis{NodeToStatus: map[string]*Status{}}}
@@ -165,34 +177,41 @@ func (f *Framework) Schedule(ctx context.Context, state *CycleState, pod *PodInf
 		for _, n := range snap.Nodes {
 			diag.NodeToStatus[n.Name()] = NewStatus(UnschedulableAndUnresolvable).WithPlugin(st.Plugin())
 		}
+		tr.rejectedAll(numAll, st, diag.NodeToStatus)
 		return Result{}, &FitError{Pod: pod, NumAllNodes: numAll, Diagnosis: diag}
 	}
 
-	feasible, diag, err := f.findFeasible(ctx, state, pod, snap)
+	feasible, diag, err := f.findFeasible(ctx, state, pod, snap, tr.filterAll())
 	if err != nil {
 		return Result{}, err
 	}
+	tr.filtered(numAll, len(feasible), diag.NodeToStatus)
 	if len(feasible) == 0 {
 		return Result{}, &FitError{Pod: pod, NumAllNodes: numAll, Diagnosis: diag}
 	}
 	res := Result{Evaluated: len(feasible) + len(diag.NodeToStatus), Feasible: len(feasible)}
-	if len(feasible) == 1 {
+	if len(feasible) == 1 && !tr.filterAll() {
 		res.Node = feasible[0].Name()
 		return res, nil
 	}
-	scores, err := f.score(ctx, state, pod, snap, feasible)
+	scores, err := f.score(ctx, state, pod, snap, feasible, tr)
 	if err != nil {
 		return Result{}, err
 	}
 	res.Node = selectHost(scores, rng)
+	res.Top = topScores(scores, res.Node, TopN)
 	return res, nil
 }
 
 // findFeasible filters nodes in parallel, starting where the previous
 // search stopped, until enough feasible nodes are found.
-func (f *Framework) findFeasible(ctx context.Context, state *CycleState, pod *PodInfo, snap *Snapshot) ([]*NodeInfo, Diagnosis, error) {
+// With all, every node is filtered.
+func (f *Framework) findFeasible(ctx context.Context, state *CycleState, pod *PodInfo, snap *Snapshot, all bool) ([]*NodeInfo, Diagnosis, error) {
 	numAll := len(snap.Nodes)
 	want := NumFeasibleNodesToFind(f.PercentageOfNodesToScore, numAll)
+	if all {
+		want = numAll
+	}
 	start := int(f.next.Load() % int64(numAll))
 	feasible := make([]*NodeInfo, want)
 	statuses := make([]*Status, numAll)
@@ -267,7 +286,7 @@ func Parallelize(ctx context.Context, n int, work func(i int)) {
 	parallelize(ctx, min(16, runtime.GOMAXPROCS(0)), n, work)
 }
 
-func (f *Framework) score(ctx context.Context, state *CycleState, pod *PodInfo, snap *Snapshot, nodes []*NodeInfo) ([]NodeScore, error) {
+func (f *Framework) score(ctx context.Context, state *CycleState, pod *PodInfo, snap *Snapshot, nodes []*NodeInfo, tr *Trace) ([]NodeScore, error) {
 	for _, p := range f.PreScores {
 		if st := p.PreScore(ctx, state, pod, snap, nodes); !st.IsSuccess() {
 			return nil, fmt.Errorf("prescore %s: %w", p.Name(), st.AsError())
@@ -298,6 +317,7 @@ func (f *Framework) score(ctx context.Context, state *CycleState, pod *PodInfo, 
 	if firstErr != nil {
 		return nil, firstErr
 	}
+	tr.scoring(f.Scores, per)
 	for j, ws := range f.Scores {
 		if np, ok := ws.Plugin.(NormalizeScorePlugin); ok {
 			if st := np.NormalizeScore(ctx, state, pod, per[j]); !st.IsSuccess() {
@@ -308,6 +328,7 @@ func (f *Framework) score(ctx context.Context, state *CycleState, pod *PodInfo, 
 			total[i].Score += per[j][i].Score * ws.Weight
 		}
 	}
+	tr.scored(f.Scores, per, total)
 	return total, nil
 }
 
