@@ -168,14 +168,14 @@ func (f *Framework) Schedule(ctx context.Context, state *CycleState, pod *PodInf
 		return Result{}, &FitError{Pod: pod, NumAllNodes: numAll, Diagnosis: diag}
 	}
 
-	feasible, diag, err := f.findFeasible(ctx, state, pod, snap)
+	feasible, rejected, diag, err := f.findFeasible(ctx, state, pod, snap)
 	if err != nil {
 		return Result{}, err
 	}
 	if len(feasible) == 0 {
 		return Result{}, &FitError{Pod: pod, NumAllNodes: numAll, Diagnosis: diag}
 	}
-	res := Result{Evaluated: len(feasible) + len(diag.NodeToStatus), Feasible: len(feasible)}
+	res := Result{Evaluated: len(feasible) + rejected, Feasible: len(feasible)}
 	if len(feasible) == 1 {
 		res.Node = feasible[0].Name()
 		return res, nil
@@ -189,8 +189,10 @@ func (f *Framework) Schedule(ctx context.Context, state *CycleState, pod *PodInf
 }
 
 // findFeasible filters nodes in parallel, starting where the previous
-// search stopped, until enough feasible nodes are found.
-func (f *Framework) findFeasible(ctx context.Context, state *CycleState, pod *PodInfo, snap *Snapshot) ([]*NodeInfo, Diagnosis, error) {
+// search stopped, until enough feasible nodes are found. It returns them
+// with the number of nodes rejected; the diagnosis of each rejection is
+// worked out only when no node fits, the one case that reads it.
+func (f *Framework) findFeasible(ctx context.Context, state *CycleState, pod *PodInfo, snap *Snapshot) ([]*NodeInfo, int, Diagnosis, error) {
 	numAll := len(snap.Nodes)
 	want := NumFeasibleNodesToFind(f.PercentageOfNodesToScore, numAll)
 	start := int(f.next.Load() % int64(numAll))
@@ -202,9 +204,15 @@ func (f *Framework) findFeasible(ctx context.Context, state *CycleState, pod *Po
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
+	plan := f.planRejects(state)
 	work := func(i int) {
+		if plan != nil && plan.reject((start+i)%numAll) {
+			statuses[(start+i)%numAll] = deferred
+			processed.Add(1)
+			return
+		}
 		node := snap.Nodes[(start+i)%numAll]
-		st := f.RunFiltersWithNominated(ctx, state, pod, node, snap.Nominated)
+		st := f.filterNode(ctx, plan, state, pod, node, snap.Nominated)
 		processed.Add(1)
 		switch {
 		case st.IsSuccess():
@@ -222,18 +230,32 @@ func (f *Framework) findFeasible(ctx context.Context, state *CycleState, pod *Po
 	}
 	parallelize(ctx, f.parallelism(), numAll, work)
 	if firstErr != nil {
-		return nil, Diagnosis{}, firstErr
+		return nil, 0, Diagnosis{}, firstErr
 	}
 	n := min(int(found.Load()), want)
 	feasible = feasible[:n]
 	f.next.Store(int64((start + int(processed.Load())) % numAll))
+	rejected := 0
+	for _, st := range statuses {
+		if st != nil {
+			rejected++
+		}
+	}
 	diag := Diagnosis{NodeToStatus: map[string]*Status{}}
+	if n > 0 {
+		return feasible, rejected, diag, nil
+	}
+	if plan != nil {
+		if err := f.resolveDeferred(ctx, state, pod, snap, statuses); err != nil {
+			return nil, 0, Diagnosis{}, err
+		}
+	}
 	for i, st := range statuses {
 		if st != nil {
 			diag.NodeToStatus[snap.Nodes[i].Name()] = st
 		}
 	}
-	return feasible, diag, nil
+	return feasible, rejected, diag, nil
 }
 
 // parallelize runs work(0..n-1) on p goroutines in chunks, stopping early
