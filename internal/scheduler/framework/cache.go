@@ -33,7 +33,7 @@ type podState struct {
 
 // NewCache returns an empty cache.
 func NewCache() *Cache {
-	return &Cache{
+	c := &Cache{
 		nodes: map[string]*NodeInfo{},
 		pods:  map[types.UID]*podState{},
 		ns:    map[string]map[string]string{},
@@ -41,6 +41,8 @@ func NewCache() *Cache {
 		snap:  NewSnapshot(),
 		log:   newChangeLog(),
 	}
+	c.snap.log, c.snap.affinityMark = c.log, c.log.mark()
+	return c
 }
 
 // WithSnapshot runs f with a current snapshot. The cache is locked while f
