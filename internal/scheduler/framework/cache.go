@@ -20,9 +20,9 @@ type Cache struct {
 	ns    map[string]map[string]string
 	noms  *Nominations
 
-	snap          *Snapshot
-	nodesDirty    bool
-	affinityDirty bool
+	snap       *Snapshot
+	log        *changeLog
+	nodesDirty bool
 }
 
 type podState struct {
@@ -33,13 +33,16 @@ type podState struct {
 
 // NewCache returns an empty cache.
 func NewCache() *Cache {
-	return &Cache{
+	c := &Cache{
 		nodes: map[string]*NodeInfo{},
 		pods:  map[types.UID]*podState{},
 		ns:    map[string]map[string]string{},
 		noms:  NewNominations(),
 		snap:  NewSnapshot(),
+		log:   newChangeLog(),
 	}
+	c.snap.log, c.snap.affinityMark = c.log, c.log.mark()
+	return c
 }
 
 // WithSnapshot runs f with a current snapshot. The cache is locked while f
@@ -56,11 +59,12 @@ func (c *Cache) WithSnapshot(f func(*Snapshot)) {
 				nodes = append(nodes, n)
 			}
 		}
+		c.log.renew()
 		c.snap = NewSnapshot(nodes...)
-		c.nodesDirty, c.affinityDirty = false, false
-	} else if c.affinityDirty {
+		c.snap.log, c.snap.affinityMark = c.log, c.log.mark()
+		c.nodesDirty = false
+	} else {
 		c.snap.refreshAffinity()
-		c.affinityDirty = false
 	}
 	c.snap.NamespaceLabels = c.ns
 	c.snap.Nominated = nil
@@ -83,6 +87,7 @@ func (c *Cache) AddNode(node *v1.Node) {
 		c.nodesDirty = true
 	}
 	ni.SetNode(node)
+	c.log.record(ni)
 }
 
 // UpdateNode is AddNode: the node object is replaced as a whole.
@@ -216,10 +221,8 @@ func (c *Cache) addLocked(pi *PodInfo, assumed bool) {
 		c.nodes[name] = ni
 	}
 	ni.AddPod(pi)
+	c.log.record(ni)
 	c.pods[pi.Pod.UID] = &podState{info: pi, node: name, assumed: assumed}
-	if pi.AffectsScoring() || len(pi.RequiredAntiAffinity) > 0 {
-		c.affinityDirty = true
-	}
 }
 
 func (c *Cache) removeLocked(uid types.UID) {
@@ -233,9 +236,7 @@ func (c *Cache) removeLocked(uid types.UID) {
 		return
 	}
 	ni.RemovePod(uid)
-	if ps.info.AffectsScoring() || len(ps.info.RequiredAntiAffinity) > 0 {
-		c.affinityDirty = true
-	}
+	c.log.record(ni)
 	if ni.Node == nil && len(ni.Pods) == 0 {
 		delete(c.nodes, ps.node)
 	}

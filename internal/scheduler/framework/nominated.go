@@ -97,6 +97,11 @@ func (n *Nominations) reserving(node string, pod *PodInfo) []*PodInfo {
 // without such nominations is filtered once, on the node itself, at no
 // extra cost.
 func (f *Framework) RunFiltersWithNominated(ctx context.Context, state *CycleState, pod *PodInfo, node *NodeInfo, noms *Nominations) *Status {
+	if noms.Len() == 0 {
+		// Without nominations, skip reading the node's name: it lives in
+		// the node object, a cache miss per node per cycle.
+		return f.RunFilters(ctx, state, pod, node)
+	}
 	extra := noms.reserving(node.Name(), pod)
 	if len(extra) == 0 {
 		return f.RunFilters(ctx, state, pod, node)

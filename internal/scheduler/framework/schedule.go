@@ -181,7 +181,7 @@ func (f *Framework) schedule(ctx context.Context, state *CycleState, pod *PodInf
 		return Result{}, &FitError{Pod: pod, NumAllNodes: numAll, Diagnosis: diag}
 	}
 
-	feasible, diag, err := f.findFeasible(ctx, state, pod, snap, tr.filterAll())
+	feasible, rejected, diag, err := f.findFeasible(ctx, state, pod, snap, tr.filterAll(), tr != nil)
 	if err != nil {
 		return Result{}, err
 	}
@@ -189,7 +189,7 @@ func (f *Framework) schedule(ctx context.Context, state *CycleState, pod *PodInf
 	if len(feasible) == 0 {
 		return Result{}, &FitError{Pod: pod, NumAllNodes: numAll, Diagnosis: diag}
 	}
-	res := Result{Evaluated: len(feasible) + len(diag.NodeToStatus), Feasible: len(feasible)}
+	res := Result{Evaluated: len(feasible) + rejected, Feasible: len(feasible)}
 	if len(feasible) == 1 && !tr.filterAll() {
 		res.Node = feasible[0].Name()
 		return res, nil
@@ -204,9 +204,13 @@ func (f *Framework) schedule(ctx context.Context, state *CycleState, pod *PodInf
 }
 
 // findFeasible filters nodes in parallel, starting where the previous
-// search stopped, until enough feasible nodes are found.
-// With all, every node is filtered.
-func (f *Framework) findFeasible(ctx context.Context, state *CycleState, pod *PodInfo, snap *Snapshot, all bool) ([]*NodeInfo, Diagnosis, error) {
+// search stopped, until enough feasible nodes are found. It returns them
+// with the number of nodes rejected; the diagnosis of each rejection is
+// worked out only when no node fits, the one case that reads it, or for a
+// trace (diagnose). With all, every node is filtered and a node a
+// rejecter skipped gets the whole chain's verdict; a trace of an
+// ordinary search names the rejecter, whose own Filter gives the reason.
+func (f *Framework) findFeasible(ctx context.Context, state *CycleState, pod *PodInfo, snap *Snapshot, all, diagnose bool) ([]*NodeInfo, int, Diagnosis, error) {
 	numAll := len(snap.Nodes)
 	want := NumFeasibleNodesToFind(f.PercentageOfNodesToScore, numAll)
 	if all {
@@ -221,9 +225,15 @@ func (f *Framework) findFeasible(ctx context.Context, state *CycleState, pod *Po
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
+	plan := f.planRejects(state)
 	work := func(i int) {
+		if plan != nil && plan.reject((start+i)%numAll) {
+			statuses[(start+i)%numAll] = deferred
+			processed.Add(1)
+			return
+		}
 		node := snap.Nodes[(start+i)%numAll]
-		st := f.RunFiltersWithNominated(ctx, state, pod, node, snap.Nominated)
+		st := f.filterNode(ctx, plan, state, pod, node, snap.Nominated)
 		processed.Add(1)
 		switch {
 		case st.IsSuccess():
@@ -241,18 +251,36 @@ func (f *Framework) findFeasible(ctx context.Context, state *CycleState, pod *Po
 	}
 	parallelize(ctx, f.parallelism(), numAll, work)
 	if firstErr != nil {
-		return nil, Diagnosis{}, firstErr
+		return nil, 0, Diagnosis{}, firstErr
 	}
 	n := min(int(found.Load()), want)
 	feasible = feasible[:n]
 	f.next.Store(int64((start + int(processed.Load())) % numAll))
+	rejected := 0
+	for _, st := range statuses {
+		if st != nil {
+			rejected++
+		}
+	}
 	diag := Diagnosis{NodeToStatus: map[string]*Status{}}
+	if n > 0 && !diagnose {
+		return feasible, rejected, diag, nil
+	}
+	if plan != nil {
+		resolve := f.resolveDeferred
+		if n > 0 && !all {
+			resolve = plan.resolveByRejecter
+		}
+		if err := resolve(ctx, state, pod, snap, statuses); err != nil {
+			return nil, 0, Diagnosis{}, err
+		}
+	}
 	for i, st := range statuses {
 		if st != nil {
 			diag.NodeToStatus[snap.Nodes[i].Name()] = st
 		}
 	}
-	return feasible, diag, nil
+	return feasible, rejected, diag, nil
 }
 
 // parallelize runs work(0..n-1) on p goroutines in chunks, stopping early

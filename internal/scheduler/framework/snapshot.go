@@ -6,15 +6,19 @@ import v1 "k8s.io/api/core/v1"
 // for the cycle; the Cache refreshes it between cycles.
 type Snapshot struct {
 	// Nodes are the known nodes in a stable order.
-	Nodes  []*NodeInfo
-	byName map[string]*NodeInfo
+	Nodes []*NodeInfo
+	pos   map[string]int
 	// withAffinity and withRequiredAnti list the nodes that carry pods with
 	// pod (anti-)affinity, so that inter-pod affinity checks visit only those.
-	withAffinity     []*NodeInfo
-	withRequiredAnti []*NodeInfo
+	withAffinity     nodeSet
+	withRequiredAnti nodeSet
 	// withNonLocalAnti have pods whose required anti-affinity spans more
 	// than one node (a topology key other than a unique hostname).
-	withNonLocalAnti []*NodeInfo
+	withNonLocalAnti nodeSet
+	// log is the cache's change log (nil for snapshots built directly);
+	// affinityMark is how far the lists above have followed it.
+	log          *changeLog
+	affinityMark Mark
 	// UniqueHostnames is true when every node has its own
 	// kubernetes.io/hostname value, so a term over that key concerns one
 	// node only and can be checked on the node itself.
@@ -29,11 +33,11 @@ type Snapshot struct {
 // NewSnapshot builds a snapshot over nodes (tests and preemption build
 // them directly; the scheduler gets its own from the Cache).
 func NewSnapshot(nodes ...*NodeInfo) *Snapshot {
-	s := &Snapshot{Nodes: nodes, byName: make(map[string]*NodeInfo, len(nodes))}
+	s := &Snapshot{Nodes: nodes, pos: make(map[string]int, len(nodes))}
 	hosts := make(map[string]struct{}, len(nodes))
 	s.UniqueHostnames = true
-	for _, n := range nodes {
-		s.byName[n.Name()] = n
+	for i, n := range nodes {
+		s.pos[n.Name()] = i
 		h, ok := n.Node.Labels[v1.LabelHostname]
 		if _, dup := hosts[h]; !ok || dup {
 			s.UniqueHostnames = false
@@ -45,19 +49,62 @@ func NewSnapshot(nodes ...*NodeInfo) *Snapshot {
 }
 
 func (s *Snapshot) refreshAffinity() {
-	s.withAffinity = s.withAffinity[:0]
-	s.withRequiredAnti = s.withRequiredAnti[:0]
-	s.withNonLocalAnti = s.withNonLocalAnti[:0]
+	if s.log != nil {
+		changed, now, ok := s.ChangedSince(s.affinityMark)
+		s.affinityMark = now
+		if ok {
+			// Only the nodes that changed can have joined or left a list:
+			// a walk over every pod's terms per cycle is what this saves.
+			for _, n := range changed {
+				s.placeAffinity(n, s.Index(n) >= 0)
+			}
+			return
+		}
+	}
+	s.withAffinity.reset()
+	s.withRequiredAnti.reset()
+	s.withNonLocalAnti.reset()
 	for _, n := range s.Nodes {
-		if s.hasNonLocalAnti(n) {
-			s.withNonLocalAnti = append(s.withNonLocalAnti, n)
+		s.placeAffinity(n, true)
+	}
+}
+
+// placeAffinity puts n in or out of the affinity lists by its pods.
+func (s *Snapshot) placeAffinity(n *NodeInfo, present bool) {
+	s.withNonLocalAnti.set(n, present && s.hasNonLocalAnti(n))
+	s.withAffinity.set(n, present && len(n.PodsWithAffinity) > 0)
+	s.withRequiredAnti.set(n, present && len(n.PodsWithRequiredAntiAffinity) > 0)
+}
+
+// nodeSet is a set of nodes kept as a slice for iteration, with O(1)
+// insertion and removal; its order carries no meaning.
+type nodeSet struct {
+	list []*NodeInfo
+	pos  map[*NodeInfo]int
+}
+
+func (ns *nodeSet) reset() {
+	clear(ns.list)
+	ns.list = ns.list[:0]
+	ns.pos = nil
+}
+
+func (ns *nodeSet) set(n *NodeInfo, in bool) {
+	i, had := ns.pos[n]
+	switch {
+	case in && !had:
+		if ns.pos == nil {
+			ns.pos = map[*NodeInfo]int{}
 		}
-		if len(n.PodsWithAffinity) > 0 {
-			s.withAffinity = append(s.withAffinity, n)
-		}
-		if len(n.PodsWithRequiredAntiAffinity) > 0 {
-			s.withRequiredAnti = append(s.withRequiredAnti, n)
-		}
+		ns.pos[n] = len(ns.list)
+		ns.list = append(ns.list, n)
+	case !in && had:
+		last := len(ns.list) - 1
+		ns.list[i] = ns.list[last]
+		ns.pos[ns.list[i]] = i
+		ns.list[last] = nil
+		ns.list = ns.list[:last]
+		delete(ns.pos, n)
 	}
 }
 
@@ -77,18 +124,23 @@ func (s *Snapshot) IsLocal(key string) bool { return key == v1.LabelHostname && 
 
 // NodesWithNonLocalAntiAffinityPods lists the nodes with pods whose
 // required anti-affinity is over a key that spans several nodes.
-func (s *Snapshot) NodesWithNonLocalAntiAffinityPods() []*NodeInfo { return s.withNonLocalAnti }
+func (s *Snapshot) NodesWithNonLocalAntiAffinityPods() []*NodeInfo { return s.withNonLocalAnti.list }
 
 // Get returns the named node, or nil.
-func (s *Snapshot) Get(name string) *NodeInfo { return s.byName[name] }
+func (s *Snapshot) Get(name string) *NodeInfo {
+	if i, ok := s.pos[name]; ok {
+		return s.Nodes[i]
+	}
+	return nil
+}
 
 // NodesWithAffinityPods lists the nodes with pods that have any pod
 // (anti-)affinity term.
-func (s *Snapshot) NodesWithAffinityPods() []*NodeInfo { return s.withAffinity }
+func (s *Snapshot) NodesWithAffinityPods() []*NodeInfo { return s.withAffinity.list }
 
 // NodesWithRequiredAntiAffinityPods lists the nodes with pods that have a
 // required anti-affinity term.
-func (s *Snapshot) NodesWithRequiredAntiAffinityPods() []*NodeInfo { return s.withRequiredAnti }
+func (s *Snapshot) NodesWithRequiredAntiAffinityPods() []*NodeInfo { return s.withRequiredAnti.list }
 
 // WithNode returns a copy of the snapshot in which ni replaces the node of
 // the same name; preemption uses it to evaluate a node without victims.

@@ -27,12 +27,16 @@ const (
 	scoreKey  = Name + "/score"
 )
 
-// Plugin is the filter and the score.
+// Plugin is the filter and the score. It keeps, across cycles, which
+// nodes host pods that hostname anti-affinity terms select (see
+// nodeFlags), keyed by the question.
 type Plugin struct {
 	// HardPodAffinityWeight is how strongly a running pod's required
 	// affinity to the incoming pod attracts it (upstream's
 	// hardPodAffinityWeight); nil is upstream's default, 1.
 	HardPodAffinityWeight *int64
+
+	kept map[string]*nodeFlags
 }
 
 var (
@@ -41,6 +45,7 @@ var (
 	_ framework.PreScorePlugin       = (*Plugin)(nil)
 	_ framework.ScorePlugin          = (*Plugin)(nil)
 	_ framework.NormalizeScorePlugin = (*Plugin)(nil)
+	_ framework.NodeRejecter         = (*Plugin)(nil)
 )
 
 // Name implements framework.Plugin.
@@ -65,10 +70,12 @@ type filterState struct {
 	podNS     map[string]string
 	nsLabels  map[string]map[string]string
 	snapLocal bool
+	// reject is Filter's verdict by node index, when kept answers give it.
+	reject func(i int) bool
 }
 
 // PreFilter counts matching pods per topology domain once per pod.
-func (*Plugin) PreFilter(_ context.Context, cs *framework.CycleState, pod *framework.PodInfo, snap *framework.Snapshot) *framework.Status {
+func (pl *Plugin) PreFilter(_ context.Context, cs *framework.CycleState, pod *framework.PodInfo, snap *framework.Snapshot) *framework.Status {
 	s := &filterState{existingAnti: map[pair]int{}, affinity: map[pair]int{}, anti: map[pair]int{}}
 	nsLabels := func(ns string) map[string]string { return snap.NamespaceLabels[ns] }
 	s.podKey, s.podNS, s.nsLabels, s.snapLocal = framework.PodKey(pod.Pod), nsLabels(pod.Pod.Namespace), snap.NamespaceLabels, snap.UniqueHostnames
@@ -129,6 +136,7 @@ func (*Plugin) PreFilter(_ context.Context, cs *framework.CycleState, pod *frame
 			}
 		}
 	}
+	s.reject = pl.rejecter(s, pod, snap)
 	cs.Write(filterKey, s)
 	return nil
 }
@@ -181,12 +189,8 @@ func (*Plugin) Filter(_ context.Context, cs *framework.CycleState, pod *framewor
 			return framework.NewStatus(framework.Unschedulable, ErrReasonAntiAffinity)
 		}
 	}
-	if s.snapLocal && len(node.PodsWithRequiredAntiAffinity) > 0 {
-		for _, p := range node.ExistingAntiAffinity(s.podKey, pod.Pod, s.podNS) {
-			if p.Key == v1.LabelHostname {
-				return framework.NewStatus(framework.Unschedulable, ErrReasonExistingAntiAffi)
-			}
-		}
+	if existingLocalAnti(s, pod, node) {
+		return framework.NewStatus(framework.Unschedulable, ErrReasonExistingAntiAffi)
 	}
 	if len(s.existingAnti) > 0 {
 		for k, val := range labels {
@@ -196,6 +200,20 @@ func (*Plugin) Filter(_ context.Context, cs *framework.CycleState, pod *framewor
 		}
 	}
 	return nil
+}
+
+// existingLocalAnti reports whether a pod on node has required
+// anti-affinity over unique hostnames that selects pod.
+func existingLocalAnti(s *filterState, pod *framework.PodInfo, node *framework.NodeInfo) bool {
+	if !s.snapLocal || len(node.PodsWithRequiredAntiAffinity) == 0 {
+		return false
+	}
+	for _, p := range node.ExistingAntiAffinity(s.podKey, pod.Pod, s.podNS) {
+		if p.Key == v1.LabelHostname {
+			return true
+		}
+	}
+	return false
 }
 
 type scoreState struct {

@@ -36,9 +36,25 @@ const (
 var errNoState = errors.New("podtopologyspread: no prefilter state")
 
 // Plugin is the filter and the score. It keeps PreFilter's domain counts
-// across cycles (see domainCounts).
+// across cycles (see domainCounts), one set per distinct set of
+// constraints, so workloads scheduled in turn do not recount each other's.
 type Plugin struct {
-	domains domainCounts
+	kept map[string]*domainCounts
+}
+
+// keptLimit bounds the sets of counts kept; past it they start over.
+const keptLimit = 16
+
+func (pl *Plugin) keptFor(sig string) *domainCounts {
+	if d, ok := pl.kept[sig]; ok {
+		return d
+	}
+	if pl.kept == nil || len(pl.kept) >= keptLimit {
+		pl.kept = map[string]*domainCounts{}
+	}
+	d := &domainCounts{}
+	pl.kept[sig] = d
+	return d
 }
 
 var (
@@ -47,6 +63,7 @@ var (
 	_ framework.PreScorePlugin       = (*Plugin)(nil)
 	_ framework.ScorePlugin          = (*Plugin)(nil)
 	_ framework.NormalizeScorePlugin = (*Plugin)(nil)
+	_ framework.NodeRejecter         = (*Plugin)(nil)
 )
 
 // Name implements framework.Plugin.
@@ -75,6 +92,9 @@ type filterState struct {
 	// pod counts for its own constraint.
 	minMatch []int
 	self     []int
+	// reject is Filter's verdict by node index when the counts were kept
+	// across cycles; nil otherwise.
+	reject func(i int) bool
 }
 
 func constraints(pod *v1.Pod, when v1.UnsatisfiableConstraintAction) ([]constraint, error) {
@@ -157,27 +177,33 @@ func (pl *Plugin) PreFilter(_ context.Context, cs *framework.CycleState, pod *fr
 			// the selectors alone and can be kept across cycles. The cycle
 			// gets a copy, because preemption's dry runs call PreFilter
 			// again on other snapshots while this state is still in use.
-			for i, m := range pl.domains.update(signature(cons), pod, cons, snap) {
-				for k, v := range m {
-					s.counts[i][k] = v
-				}
-			}
+			sig := signature(cons)
+			d := pl.keptFor(sig)
+			d.update(sig, pod, cons, snap)
+			d.fill(s)
+			s.setMinMatch()
+			s.reject = d.rejecter(s)
 		} else {
 			pl.prefilterScan(s, pod, req, hasAffinity, cons, snap)
-		}
-		s.minMatch = make([]int, len(cons))
-		for i, c := range cons {
-			lo := math.MaxInt
-			for _, n := range s.counts[i] {
-				lo = min(lo, n)
-			}
-			if len(s.counts[i]) < int(c.minDomains) || lo == math.MaxInt {
-				lo = 0
-			}
-			s.minMatch[i] = lo
+			s.setMinMatch()
 		}
 	}
 	cs.Write(filterKey, s)
+	return nil
+}
+
+func (s *filterState) setMinMatch() {
+	s.minMatch = make([]int, len(s.constraints))
+	for i, c := range s.constraints {
+		s.minMatch[i] = minMatch(s.counts[i], c.minDomains)
+	}
+}
+
+// Rejecter implements framework.NodeRejecter.
+func (*Plugin) Rejecter(cs *framework.CycleState) func(i int) bool {
+	if v, ok := cs.Read(filterKey); ok {
+		return v.(*filterState).reject
+	}
 	return nil
 }
 
@@ -250,21 +276,26 @@ func (*Plugin) PreScore(_ context.Context, cs *framework.CycleState, pod *framew
 	}
 	s := &scoreState{constraints: cons, counts: map[pair]int{}}
 	if len(cons) > 0 {
-		// Domains are those of the feasible nodes; pods are counted on
-		// every eligible node of those domains.
-		domains := map[pair]bool{}
-		for _, n := range feasible {
-			for _, c := range cons {
-				if v, ok := n.Node.Labels[c.key]; ok {
-					domains[pair{c.key, v}] = true
-				}
-			}
-		}
 		s.local = make([]bool, len(cons))
 		global := false
 		for i, c := range cons {
 			s.local[i] = snap.IsLocal(c.key)
 			global = global || !s.local[i]
+		}
+		// Domains are those of the feasible nodes; pods are counted on
+		// every eligible node of those domains. A local constraint's
+		// domains are the feasible nodes themselves (every node has a
+		// unique hostname), so they are not collected one by one.
+		domains := map[pair]bool{}
+		for _, n := range feasible {
+			if !global {
+				break
+			}
+			for i, c := range cons {
+				if v, ok := n.Node.Labels[c.key]; ok && !s.local[i] {
+					domains[pair{c.key, v}] = true
+				}
+			}
 		}
 		req := nodeaffinity.GetRequiredNodeAffinity(pod.Pod)
 		for _, n := range snap.Nodes {
@@ -287,6 +318,9 @@ func (*Plugin) PreScore(_ context.Context, cs *framework.CycleState, pod *framew
 		s.weights = make([]float64, len(cons))
 		for i, c := range cons {
 			d := 0
+			if s.local[i] {
+				d = len(feasible)
+			}
 			for p := range domains {
 				if p.key == c.key {
 					d++
@@ -311,12 +345,13 @@ func (*Plugin) Score(_ context.Context, cs *framework.CycleState, pod *framework
 	s := v.(*scoreState)
 	var score float64
 	for i, c := range s.constraints {
+		if s.local[i] {
+			// Every node has the key of a local constraint.
+			score += float64(countMatching(pod.Pod, c, node))*s.weights[i] + float64(c.maxSkew-1)
+			continue
+		}
 		if val, ok := node.Node.Labels[c.key]; ok {
-			n := s.counts[pair{c.key, val}]
-			if s.local[i] {
-				n = countMatching(pod.Pod, c, node)
-			}
-			score += float64(n)*s.weights[i] + float64(c.maxSkew-1)
+			score += float64(s.counts[pair{c.key, val}])*s.weights[i] + float64(c.maxSkew-1)
 		}
 	}
 	return int64(math.Round(score)), nil
