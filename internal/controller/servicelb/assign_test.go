@@ -6,6 +6,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/orca-project/orca/internal/nodekind"
 )
 
 func tcp(ports ...int32) []Port {
@@ -149,6 +151,7 @@ func TestNodeIPs(t *testing.T) {
 		node("a", "192.168.1.10", v1.ConditionTrue, nil),
 		node("down", "192.168.1.12", v1.ConditionUnknown, nil),
 		node("excluded", "192.168.1.13", v1.ConditionTrue, map[string]string{excludeLabel: ""}),
+		node("sim-0", "100.64.0.1", v1.ConditionTrue, map[string]string{nodekind.SimulatedLabel: "true"}),
 	})
 	if want := []string{"192.168.1.10", "192.168.1.11"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("NodeIPs = %v, want %v", got, want)

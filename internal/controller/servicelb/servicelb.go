@@ -28,6 +28,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
+
+	"github.com/orca-project/orca/internal/nodekind"
 )
 
 // excludeLabel keeps a node out of load balancers, as upstream.
@@ -266,7 +268,8 @@ func NodeIPs(nodes []*v1.Node) []string {
 
 // nodeIP is n's InternalIP when n may serve load balancers, else "".
 func nodeIP(n *v1.Node) string {
-	if _, ok := n.Labels[excludeLabel]; ok {
+	// A simulated node serves nothing at its address.
+	if _, ok := n.Labels[excludeLabel]; ok || nodekind.Simulated(n) {
 		return ""
 	}
 	ready := false
