@@ -9,6 +9,7 @@
 package explain
 
 import (
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -219,14 +220,22 @@ func scored(nodes []framework.NodeTrace, chosen string, listCap int) ([]ScoredNo
 	for i := range out {
 		out[i].Rank = i + 1
 	}
-	return capList(out, listCap)
+	out, omitted := capList(out, listCap)
+	// The trace keeps every node's scores in one backing array; a kept
+	// explanation must not hold it (nor the uncapped list) alive.
+	for i := range out {
+		out[i].Raw, out[i].Weighted = slices.Clone(out[i].Raw), slices.Clone(out[i].Weighted)
+	}
+	return out, omitted
 }
 
+// capList keeps the first n entries in an array of their own, so that an
+// explanation kept in the store does not hold the whole list.
 func capList[T any](l []T, n int) ([]T, int) {
 	if n <= 0 || len(l) <= n {
 		return l, 0
 	}
-	return l[:n:n], len(l) - n
+	return slices.Clone(l[:n]), len(l) - n
 }
 
 // Summary is the verdict in one line, as `orca explain` heads its output
