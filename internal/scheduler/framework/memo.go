@@ -5,7 +5,9 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // Per-node memos. Topology spreading and inter-pod affinity count, for
@@ -42,6 +44,32 @@ func (ni *NodeInfo) CountMatching(key, namespace string, sel labels.Selector) in
 	n := 0
 	for _, p := range ni.Pods {
 		if p.Pod.Namespace == namespace && p.Pod.DeletionTimestamp == nil && sel.Matches(labels.Set(p.Pod.Labels)) {
+			n++
+		}
+	}
+	ni.remember(key, memoEntry{gen: ni.gen, count: n})
+	return n
+}
+
+// OwnerKey names a (namespace, controller) question for CountOwned.
+func OwnerKey(namespace string, owner types.UID) string {
+	return "o|" + namespace + "|" + string(owner)
+}
+
+// CountOwned counts the node's pods in namespace whose controller is
+// owner, leaving out pods being deleted: default spreading asks it of
+// every node each cycle, which would otherwise walk every pod in the
+// cluster per pod scheduled. key is OwnerKey(namespace, owner).
+func (ni *NodeInfo) CountOwned(key, namespace string, owner types.UID) int {
+	if e, ok := ni.memo[key]; ok && e.gen == ni.gen {
+		return e.count
+	}
+	n := 0
+	for _, p := range ni.Pods {
+		if p.Pod.Namespace != namespace || p.Pod.DeletionTimestamp != nil {
+			continue
+		}
+		if ref := metav1.GetControllerOfNoCopy(p.Pod); ref != nil && ref.UID == owner {
 			n++
 		}
 	}

@@ -37,6 +37,8 @@ func (*Plugin) Name() string { return Name }
 
 type state struct {
 	owner types.UID
+	// key names the owner's count in the nodes' memos.
+	key string
 	// zoneCounts counts the owner's pods per zone (over all nodes).
 	zoneCounts map[string]int64
 	nodeZone   map[string]string
@@ -58,10 +60,11 @@ func (*Plugin) PreScore(_ context.Context, cs *framework.CycleState, pod *framew
 		s.owner = controllerUID(pod.Pod)
 	}
 	if s.owner != "" {
+		s.key = framework.OwnerKey(pod.Pod.Namespace, s.owner)
 		s.zoneCounts = map[string]int64{}
 		for _, n := range snap.Nodes {
 			if z := zone(n.Node); z != "" {
-				s.zoneCounts[z] += count(n, pod.Pod.Namespace, s.owner)
+				s.zoneCounts[z] += s.count(n, pod.Pod.Namespace)
 			}
 		}
 		s.nodeZone = map[string]string{}
@@ -75,14 +78,8 @@ func (*Plugin) PreScore(_ context.Context, cs *framework.CycleState, pod *framew
 	return nil
 }
 
-func count(n *framework.NodeInfo, ns string, owner types.UID) int64 {
-	var c int64
-	for _, p := range n.Pods {
-		if p.Pod.Namespace == ns && p.Pod.DeletionTimestamp == nil && controllerUID(p.Pod) == owner {
-			c++
-		}
-	}
-	return c
+func (s *state) count(n *framework.NodeInfo, ns string) int64 {
+	return int64(n.CountOwned(s.key, ns, s.owner))
 }
 
 // Score counts the owner's pods on the node (fewer is better).
@@ -91,7 +88,7 @@ func (*Plugin) Score(_ context.Context, cs *framework.CycleState, pod *framework
 	if !ok || v.(*state).owner == "" {
 		return 0, nil
 	}
-	return count(node, pod.Pod.Namespace, v.(*state).owner), nil
+	return v.(*state).count(node, pod.Pod.Namespace), nil
 }
 
 // NormalizeScore reverses node counts onto [0, MaxNodeScore] and blends
