@@ -49,6 +49,7 @@ const Name = "attachdetach"
 type Controller struct {
 	client      kubernetes.Interface
 	pods        corelisters.PodLister
+	podIndex    cache.Indexer // by node (nodeIndex)
 	claims      corelisters.PersistentVolumeClaimLister
 	volumes     corelisters.PersistentVolumeLister
 	drivers     storagelisters.CSIDriverLister
@@ -85,14 +86,21 @@ func New(client kubernetes.Interface, factory informers.SharedInformerFactory, m
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "volume_attachments", MetricsProvider: metrics}),
 		log: log.With("controller", Name),
 	}
+	// Only a pod with a claim can need an attachment: the others'
+	// changes, most of a large cluster's traffic, are not this
+	// controller's business.
 	podNode := func(obj any) {
 		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj = d.Obj
 		}
-		if p, ok := obj.(*v1.Pod); ok && p.Spec.NodeName != "" {
+		if p, ok := obj.(*v1.Pod); ok && p.Spec.NodeName != "" && usesClaims(p) {
 			c.queue.Add(p.Spec.NodeName)
 		}
 	}
+	if err := podInf.Informer().AddIndexers(cache.Indexers{nodeIndex: podsByNode}); err != nil {
+		return nil, fmt.Errorf("%s: pod index: %w", Name, err)
+	}
+	c.podIndex = podInf.Informer().GetIndexer()
 	if _, err := podInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: podNode, UpdateFunc: func(_, cur any) { podNode(cur) }, DeleteFunc: podNode,
 	}); err != nil {
@@ -201,6 +209,28 @@ type Attachment struct {
 	Driver, Volume, VolumeID string
 }
 
+// nodeIndex indexes pods by spec.nodeName: a node's sync reads its own
+// pods, not every pod in the cluster.
+const nodeIndex = "attachdetach/nodeName"
+
+func podsByNode(obj any) ([]string, error) {
+	if p, ok := obj.(*v1.Pod); ok && p.Spec.NodeName != "" {
+		return []string{p.Spec.NodeName}, nil
+	}
+	return nil, nil
+}
+
+// usesClaims reports whether a pod has a volume through a claim, the only
+// way Desired finds an attachment.
+func usesClaims(p *v1.Pod) bool {
+	for i := range p.Spec.Volumes {
+		if p.Spec.Volumes[i].PersistentVolumeClaim != nil || p.Spec.Volumes[i].Ephemeral != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // Desired lists the attachments node's pods need: the CSI volumes of the
 // bound claims of its pods that are not finished, whose drivers attach.
 func Desired(node string, pods []*v1.Pod, claim func(ns, name string) *v1.PersistentVolumeClaim,
@@ -242,9 +272,15 @@ func Desired(node string, pods []*v1.Pod, claim func(ns, name string) *v1.Persis
 }
 
 func (c *Controller) sync(ctx context.Context, node string) error {
-	pods, err := c.pods.List(labels.Everything())
+	objs, err := c.podIndex.ByIndex(nodeIndex, node)
 	if err != nil {
 		return err
+	}
+	pods := make([]*v1.Pod, 0, len(objs))
+	for _, o := range objs {
+		if p, ok := o.(*v1.Pod); ok {
+			pods = append(pods, p)
+		}
 	}
 	want := Desired(node, pods,
 		func(ns, name string) *v1.PersistentVolumeClaim {

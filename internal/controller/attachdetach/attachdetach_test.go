@@ -102,3 +102,29 @@ func TestManaged(t *testing.T) {
 		}
 	}
 }
+
+// TestPodsWorthASync: only pods with claims wake a node's sync, and the
+// index files a pod under its node.
+func TestPodsWorthASync(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		vols []v1.Volume
+		want bool
+	}{
+		{"no volumes", nil, false},
+		{"emptyDir and configMap", []v1.Volume{{Name: "a", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}}, {Name: "b", VolumeSource: v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{}}}}, false},
+		{"a claim", []v1.Volume{{Name: "data", VolumeSource: v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "c"}}}}, true},
+		{"a generic ephemeral volume", []v1.Volume{{Name: "scratch", VolumeSource: v1.VolumeSource{Ephemeral: &v1.EphemeralVolumeSource{}}}}, true},
+	} {
+		p := &v1.Pod{Spec: v1.PodSpec{NodeName: "n1", Volumes: tc.vols}}
+		if got := usesClaims(p); got != tc.want {
+			t.Errorf("%s: usesClaims %v, want %v", tc.name, got, tc.want)
+		}
+		if keys, _ := podsByNode(p); len(keys) != 1 || keys[0] != "n1" {
+			t.Errorf("%s: index keys %v", tc.name, keys)
+		}
+	}
+	if keys, _ := podsByNode(&v1.Pod{}); len(keys) != 0 {
+		t.Errorf("an unbound pod is indexed under %v", keys)
+	}
+}
