@@ -24,14 +24,15 @@ import (
 
 // orcaBinary is the orca program the test runs: $ORCA_BIN when set,
 // otherwise built from this tree (a link step when the build cache is
-// warm).
+// warm) with the $LDFLAGS the test binary got from make, so that both
+// carry the same version.
 func orcaBinary(t *testing.T) string {
 	t.Helper()
 	if p := os.Getenv("ORCA_BIN"); p != "" {
 		return p
 	}
 	out := filepath.Join(t.TempDir(), "orca")
-	cmd := exec.Command("go", "build", "-o", out, "github.com/orca-project/orca/cmd/orca")
+	cmd := exec.Command("go", "build", "-ldflags", os.Getenv("LDFLAGS"), "-o", out, "github.com/orca-project/orca/cmd/orca")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("build orca: %v\n%s", err, b)
 	}
@@ -109,10 +110,16 @@ func TestAgentSimulateProcess(t *testing.T) {
 	if info.ContainerRuntimeVersion != "simulated://orca-"+version.Orca || info.KubeletVersion != version.KubernetesGitVersion() {
 		t.Errorf("node runtime %q kubelet %q", info.ContainerRuntimeVersion, info.KubeletVersion)
 	}
-	lease, err := client.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, node.Name, metav1.GetOptions{})
-	if err != nil || ptr.Deref(lease.Spec.HolderIdentity, "") != node.Name || ptr.Deref(lease.Spec.LeaseDurationSeconds, 0) != 40 {
-		t.Fatalf("lease of %s: %+v, %v", node.Name, lease, err)
-	}
+	// A node's first renewal comes at its slot in the 10 s period, which
+	// may be after its status made it Ready.
+	eventually(t, 15*time.Second, func() error {
+		lease, err := client.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, node.Name, metav1.GetOptions{})
+		if err != nil || ptr.Deref(lease.Spec.HolderIdentity, "") != node.Name || ptr.Deref(lease.Spec.LeaseDurationSeconds, 0) != 40 {
+			time.Sleep(200 * time.Millisecond)
+			return fmt.Errorf("lease of %s: %+v, %v", node.Name, lease, err)
+		}
+		return nil
+	})
 
 	ns := newNamespace(t, client, "simbin")
 	defer func() { _ = client.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}) }()
