@@ -23,7 +23,7 @@ func BenchmarkDecision(b *testing.B) {
 	for i := range 500 {
 		nodes = append(nodes, tu.Node(fmt.Sprintf("n%03d", i), 32, 128, map[string]string{v1.LabelTopologyZone: fmt.Sprint("z", i%10)}))
 	}
-	snap := snapshot(nodes)
+	snap := tu.Snapshot(nodes)
 	pod := framework.NewPodInfo(tu.Pod("p", "100m", "128Mi"))
 	for _, mode := range []string{"untraced", "store", "asked"} {
 		b.Run(mode, func(b *testing.B) {

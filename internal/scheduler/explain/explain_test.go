@@ -18,24 +18,11 @@ import (
 	tu "github.com/orca-project/orca/internal/scheduler/testutil"
 )
 
-func snapshot(nodes []*v1.Node, pods ...*v1.Pod) *framework.Snapshot {
-	c := framework.NewCache()
-	for _, n := range nodes {
-		c.AddNode(n)
-	}
-	for _, p := range pods {
-		c.AddPod(p)
-	}
-	var s *framework.Snapshot
-	c.WithSnapshot(func(snap *framework.Snapshot) { s = snap })
-	return s
-}
-
 // explainPod schedules pod over nodes, traced over every node, and
 // explains the decision as the scheduler does.
 func explainPod(t *testing.T, nodes []*v1.Node, pod *v1.Pod, listCap int) *explain.Explanation {
 	t.Helper()
-	res, tr, err := profile.Default(0).ScheduleTraced(context.Background(), framework.NewCycleState(), framework.NewPodInfo(pod), snapshot(nodes), rand.New(rand.NewPCG(1, 2)), true)
+	res, tr, err := profile.Default(0).ScheduleTraced(context.Background(), framework.NewCycleState(), framework.NewPodInfo(pod), tu.Snapshot(nodes), rand.New(rand.NewPCG(1, 2)), true)
 	var fe *framework.FitError
 	if err != nil && !errors.As(err, &fe) {
 		t.Fatal(err)

@@ -13,19 +13,6 @@ import (
 	tu "github.com/orca-project/orca/internal/scheduler/testutil"
 )
 
-func snapshot(nodes []*v1.Node, pods ...*v1.Pod) *framework.Snapshot {
-	c := framework.NewCache()
-	for _, n := range nodes {
-		c.AddNode(n)
-	}
-	for _, p := range pods {
-		c.AddPod(p)
-	}
-	var s *framework.Snapshot
-	c.WithSnapshot(func(snap *framework.Snapshot) { s = snap })
-	return s
-}
-
 func TestFitErrorMessageIsUpstreams(t *testing.T) {
 	gpu := v1.Taint{Key: "gpu", Value: "true", Effect: v1.TaintEffectNoSchedule}
 	nodes := []*v1.Node{
@@ -33,7 +20,7 @@ func TestFitErrorMessageIsUpstreams(t *testing.T) {
 		tu.WithTaints(tu.Node("c", 8, 4, nil), gpu), tu.WithTaints(tu.Node("d", 8, 4, nil), gpu), tu.WithTaints(tu.Node("e", 8, 4, nil), gpu),
 	}
 	fw := profile.Default(0)
-	_, err := fw.Schedule(context.Background(), framework.NewCycleState(), framework.NewPodInfo(tu.Pod("p", "2", "")), snapshot(nodes), rand.New(rand.NewPCG(1, 2)))
+	_, err := fw.Schedule(context.Background(), framework.NewCycleState(), framework.NewPodInfo(tu.Pod("p", "2", "")), tu.Snapshot(nodes), rand.New(rand.NewPCG(1, 2)))
 	fe, ok := err.(*framework.FitError)
 	if !ok {
 		t.Fatalf("err = %v, want a FitError", err)
@@ -50,7 +37,7 @@ func TestScheduleSpreadsByLeastAllocatedAndBreaksTiesRandomly(t *testing.T) {
 	fw := profile.Default(0)
 	seen := map[string]int{}
 	for i := range 200 {
-		res, err := fw.Schedule(context.Background(), framework.NewCycleState(), framework.NewPodInfo(tu.Pod("p", "100m", "100Mi")), snapshot(nodes, busy), rand.New(rand.NewPCG(uint64(i), 7)))
+		res, err := fw.Schedule(context.Background(), framework.NewCycleState(), framework.NewPodInfo(tu.Pod("p", "100m", "100Mi")), tu.Snapshot(nodes, busy), rand.New(rand.NewPCG(uint64(i), 7)))
 		if err != nil {
 			t.Fatal(err)
 		}

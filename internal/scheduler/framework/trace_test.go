@@ -31,7 +31,7 @@ func TestScheduleTracedMatchesScheduleAndAccountsForEveryNode(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fw, ref := profile.Default(0), profile.Default(0)
-			snap := snapshot(nodes)
+			snap := tu.Snapshot(nodes)
 			pod := framework.NewPodInfo(tu.Pod("p", "100m", ""))
 			res, tr, err := fw.ScheduleTraced(context.Background(), framework.NewCycleState(), pod, snap, rand.New(rand.NewPCG(1, 2)), tc.all)
 			if err != nil {
@@ -73,7 +73,7 @@ func TestScheduleTopRanksChosenFirstThenByScore(t *testing.T) {
 	nodes := []*v1.Node{tu.Node("a", 4, 8, nil), tu.Node("b", 4, 8, nil), tu.Node("c", 4, 8, nil), tu.Node("d", 4, 8, nil)}
 	pods := []*v1.Pod{tu.OnNode(tu.Pod("x", "3", "6Gi"), "a"), tu.OnNode(tu.Pod("y", "1", "2Gi"), "b")}
 	for i := range 20 {
-		res, err := profile.Default(0).Schedule(context.Background(), framework.NewCycleState(), framework.NewPodInfo(tu.Pod("p", "100m", "100Mi")), snapshot(nodes, pods...), rand.New(rand.NewPCG(uint64(i), 3)))
+		res, err := profile.Default(0).Schedule(context.Background(), framework.NewCycleState(), framework.NewPodInfo(tu.Pod("p", "100m", "100Mi")), tu.Snapshot(nodes, pods...), rand.New(rand.NewPCG(uint64(i), 3)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -92,7 +92,7 @@ func TestScheduleTopRanksChosenFirstThenByScore(t *testing.T) {
 
 func TestScheduleTopIsNilWhenOneNodeFits(t *testing.T) {
 	nodes := []*v1.Node{tu.Node("a", 1, 8, nil), tu.Node("b", 4, 8, nil)}
-	res, err := profile.Default(0).Schedule(context.Background(), framework.NewCycleState(), framework.NewPodInfo(tu.Pod("p", "2", "")), snapshot(nodes), rand.New(rand.NewPCG(1, 2)))
+	res, err := profile.Default(0).Schedule(context.Background(), framework.NewCycleState(), framework.NewPodInfo(tu.Pod("p", "2", "")), tu.Snapshot(nodes), rand.New(rand.NewPCG(1, 2)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/orca-project/orca/internal/scheduler/framework"
 )
 
 // Node returns a node with allocatable cpu (cores), memory (GiB) and 110
@@ -73,4 +75,19 @@ func OnNode(p *v1.Pod, node string) *v1.Pod {
 func WithLabels(p *v1.Pod, labels map[string]string) *v1.Pod {
 	p.Labels = labels
 	return p
+}
+
+// Snapshot is the scheduler's view of nodes and the pods bound to them,
+// built through a Cache as the scheduler builds it.
+func Snapshot(nodes []*v1.Node, pods ...*v1.Pod) *framework.Snapshot {
+	c := framework.NewCache()
+	for _, n := range nodes {
+		c.AddNode(n)
+	}
+	for _, p := range pods {
+		c.AddPod(p)
+	}
+	var s *framework.Snapshot
+	c.WithSnapshot(func(snap *framework.Snapshot) { s = snap })
+	return s
 }
