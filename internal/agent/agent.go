@@ -16,7 +16,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -33,6 +32,7 @@ import (
 	"github.com/orca-project/orca/internal/agent/join"
 	"github.com/orca-project/orca/internal/agent/podroutes"
 	"github.com/orca-project/orca/internal/agent/serverlb"
+	"github.com/orca-project/orca/internal/agent/supervisor"
 	"github.com/orca-project/orca/internal/auth/delegating"
 	"github.com/orca-project/orca/internal/auth/pki"
 	"github.com/orca-project/orca/internal/imagebuild"
@@ -177,16 +177,131 @@ func DirsOf(dataDir string) Dirs {
 	}
 }
 
-// Run runs the agent until ctx ends.
+// The agent's components stop in tiers, the first first, each once the
+// one before has returned, as the server stops its API clients before
+// its HTTP server: what acts stops before what it acts through.
+const (
+	// tierNode is the loops that act on pods and on the node: the
+	// kubelet, node status, volumes, the pod network's routes, the
+	// service proxy, network policies, the ingress, stats and the
+	// pressure managers.
+	tierNode = iota
+	// tierServing is what those loops use or are reached through: the
+	// kubelet's HTTPS and healthz servers, the event recorder (flushed
+	// on the way out), the serving certificate's renewal and
+	// containerd's supervision.
+	tierServing
+	// tierConnection is the node's way to the API servers, which all of
+	// the above talk through: the credentials' renewal and the load
+	// balancer.
+	tierConnection
+	tiers
+)
+
+// Run runs the agent until ctx ends. A component that fails stops the
+// agent, and Run returns its error.
 func Run(ctx context.Context, o Options) error {
+	o, err := withDefaults(o)
+	if err != nil {
+		return err
+	}
+	log := o.Log.With("component", "agent")
+	n := &node{o: o, log: log, dirs: DirsOf(o.DataDir)}
+	if err := n.makeDirs(); err != nil {
+		return err
+	}
+	n.g = supervisor.New(ctx, tiers, 0, log)
+	err = n.start(n.g.Context())
+	if err != nil {
+		n.g.Stop()
+	}
+	werr := n.g.Wait()
+	n.close()
+	switch {
+	case werr != nil:
+		// A failed component is also why start-up, if still going, gave up.
+		return werr
+	case err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()):
+		// Stopped while starting: a stop, not a failure.
+		return nil
+	}
+	return err
+}
+
+// node is one run of the agent, filled in by the steps of start.
+type node struct {
+	o    Options
+	log  *slog.Logger
+	dirs Dirs
+	g    *supervisor.Group
+	// closers release what the components used, once all have stopped,
+	// the last added first.
+	closers []func()
+
+	lb     *serverlb.LB
+	joined *join.Credentials
+	nodeIP string
+
+	socket         string
+	rt             *cri.Client
+	runtimeVersion string
+
+	client, proxyClient kubernetes.Interface
+	recorder            record.EventRecorder
+	reg                 *prometheus.Registry
+
+	host        nodestatus.Machine
+	allocatable v1.ResourceList
+	csiDrivers  *csi.Registry
+	pressure    *pressure
+	reporter    *nodestatus.Reporter
+	policies    *netpol.Enforcer
+	k           *kubelet.Kubelet
+}
+
+// start brings the node up step by step, starting each component in
+// the group as soon as what it needs is there; ctx ends when the group
+// starts stopping.
+func (n *node) start(ctx context.Context) error {
+	for _, step := range []func(context.Context) error{
+		n.connect,
+		n.findNodeIP,
+		n.startRuntime,
+		n.makeClients,
+		n.buildKubelet,
+		n.serveKubelet,
+		n.startNodeLoops,
+		n.startPodNetwork,
+		n.startPodLoops,
+	} {
+		if err := step(ctx); err != nil {
+			return err
+		}
+	}
+	n.log.Info("agent running", "node", n.o.NodeName, "nodeIP", n.nodeIP, "runtime", n.runtimeVersion, "kubeletPort", n.o.KubeletPort)
+	if n.o.Ready != nil {
+		n.o.Ready()
+	}
+	return nil
+}
+
+func (n *node) atExit(f func()) { n.closers = append(n.closers, f) }
+
+func (n *node) close() {
+	for i := len(n.closers) - 1; i >= 0; i-- {
+		n.closers[i]()
+	}
+}
+
+// withDefaults fills in what the options leave out.
+func withDefaults(o Options) (Options, error) {
 	if o.Log == nil {
 		o.Log = slog.Default()
 	}
-	log := o.Log.With("component", "agent")
 	if o.NodeName == "" {
 		h, err := os.Hostname()
 		if err != nil {
-			return fmt.Errorf("agent: node name: %w", err)
+			return o, fmt.Errorf("agent: node name: %w", err)
 		}
 		o.NodeName = h
 	}
@@ -205,43 +320,49 @@ func Run(ctx context.Context, o Options) error {
 	if o.CNIBinDir == "" {
 		o.CNIBinDir = "/usr/lib/cni"
 	}
-	d := DirsOf(o.DataDir)
+	if o.Bridge == "" {
+		o.Bridge = "orca0"
+	}
+	return o, nil
+}
+
+func (n *node) makeDirs() error {
+	d := n.dirs
 	for _, dir := range []string{d.Root, d.Pods, d.Logs, d.CNIConf, d.CNIState, d.TLS} {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return fmt.Errorf("agent: %w", err)
 		}
 	}
-	var joined *join.Credentials
-	// The load balancer outlives every other part, which talks through it.
-	var lb *serverlb.LB
-	var lbTasks sync.WaitGroup
-	lbCtx, stopLB := context.WithCancel(ctx)
-	defer func() { stopLB(); lbTasks.Wait() }()
+	return nil
+}
+
+// connect gets the node its credentials: those given, or its own from a
+// join through the load balancer over the API servers, which outlives
+// every other component since they all talk through it.
+func (n *node) connect(ctx context.Context) error {
+	o := &n.o
 	if o.Config == nil && o.Join != nil {
 		j := *o.Join
-		j.NodeName, j.Log = o.NodeName, log
+		j.NodeName, j.Log = o.NodeName, n.log
 		j.Ingress = !o.DisableIngress
 		if j.Dir == "" {
-			j.Dir = filepath.Join(d.Root, "pki")
+			j.Dir = filepath.Join(n.dirs.Root, "pki")
 		}
 		if o.APIServerLBPort >= 0 {
-			var err error
-			if lb, err = newServerLB(j.Server, o.APIServerLBPort, log); err != nil {
+			lb, err := newServerLB(j.Server, o.APIServerLBPort, n.log)
+			if err != nil {
 				return fmt.Errorf("agent: %w", err)
 			}
-			lbTasks.Go(func() {
-				if err := lb.Run(lbCtx); err != nil {
-					log.Error("API server load balancer", "err", err)
-				}
-			})
+			n.lb = lb
+			n.g.Go(tierConnection, "API server load balancer", lb.Run)
 			// Every client of the node, from the join on, goes through it:
 			// the API servers' certificates name 127.0.0.1.
 			j.Server = lb.URL()
 		}
 		creds, err := join.Join(ctx, j)
 		if err != nil {
-			if lb != nil {
-				return fmt.Errorf("agent: join %s through the API server load balancer at %s: %w", o.Join.Server, lb.Addr(), err)
+			if n.lb != nil {
+				return fmt.Errorf("agent: join %s through the API server load balancer at %s: %w", o.Join.Server, n.lb.Addr(), err)
 			}
 			return fmt.Errorf("agent: join: %w", err)
 		}
@@ -254,56 +375,74 @@ func Run(ctx context.Context, o Options) error {
 		}
 		for _, m := range creds.Managers {
 			m.Start()
-			defer m.Stop()
+			n.g.OnStop(tierConnection, "certificate renewal", m.Stop)
 		}
-		joined = creds
+		n.joined = creds
 	}
 	if o.Config == nil {
 		return errors.New("agent: no credentials for the API server: give a kubeconfig, or a server and a join token")
 	}
-	nodeIP := o.NodeIP
-	if nodeIP == "" {
+	return nil
+}
+
+func (n *node) findNodeIP(context.Context) error {
+	n.nodeIP = n.o.NodeIP
+	if n.nodeIP == "" {
 		ip, err := nodeaddr.Default()
 		if err != nil {
 			return fmt.Errorf("agent: find node IP (set --node-ip): %w", err)
 		}
-		nodeIP = ip
+		n.nodeIP = ip
 	}
+	return nil
+}
 
-	if o.Bridge == "" {
-		o.Bridge = "orca0"
-	}
-	socket := o.ContainerRuntimeEndpoint
-	if socket == "" {
+// startRuntime reaches the container runtime (the agent's own
+// containerd unless one is named) and imports the pause image.
+func (n *node) startRuntime(ctx context.Context) error {
+	n.socket = n.o.ContainerRuntimeEndpoint
+	if n.socket == "" {
 		sup := containerd.New(containerd.Config{
-			Dir: d.Containerd, SandboxImage: imagebuild.PauseRef,
-			CNIBinDir: o.CNIBinDir, CNIConfDir: d.CNIConf, RegistryConfigDir: o.RegistryConfigDir, Log: log,
+			Dir: n.dirs.Containerd, SandboxImage: imagebuild.PauseRef,
+			CNIBinDir: n.o.CNIBinDir, CNIConfDir: n.dirs.CNIConf, RegistryConfigDir: n.o.RegistryConfigDir, Log: n.log,
 		})
 		if err := sup.Start(ctx); err != nil {
 			return fmt.Errorf("agent: %w", err)
 		}
-		go sup.Watch(ctx)
-		defer sup.Stop()
-		socket = containerd.SocketPath(d.Containerd)
+		n.atExit(func() { _ = sup.Stop() })
+		// Expected to come and go: containerd is restarted whenever it
+		// stops answering, and the agent keeps running meanwhile.
+		n.g.Go(tierServing, "containerd supervision", func(ctx context.Context) error {
+			sup.Watch(ctx)
+			return nil
+		})
+		n.socket = containerd.SocketPath(n.dirs.Containerd)
 	}
-	rt, err := cri.Dial(socket)
+	rt, err := cri.Dial(n.socket)
 	if err != nil {
 		return fmt.Errorf("agent: %w", err)
 	}
-	defer rt.Close()
+	n.rt = rt
+	n.atExit(func() { _ = rt.Close() })
 	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	ver, err := rt.WaitReady(wctx)
 	cancel()
 	if err != nil {
 		return fmt.Errorf("agent: %w", err)
 	}
-	if err := ensurePause(ctx, socket, o.PauseBinary); err != nil {
+	n.runtimeVersion = ver.RuntimeName + "://" + ver.RuntimeVersion
+	if err := ensurePause(ctx, n.socket, n.o.PauseBinary); err != nil {
 		return fmt.Errorf("agent: %w", err)
 	}
+	return nil
+}
 
+// makeClients makes the node's and the service proxy's API clients and
+// the kubelet's event recorder.
+func (n *node) makeClients(ctx context.Context) error {
 	// Upstream's kubelet rates unless the caller chose: client-go's default
 	// of 5 requests a second holds back every pod start and status update.
-	cfg := rest.CopyConfig(o.Config)
+	cfg := rest.CopyConfig(n.o.Config)
 	if cfg.QPS == 0 {
 		cfg.QPS, cfg.Burst = 50, 100
 	}
@@ -311,104 +450,126 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return fmt.Errorf("agent: client: %w", err)
 	}
-	proxyClient := client
-	if o.ProxyConfig != nil {
-		if proxyClient, err = kubernetes.NewForConfig(o.ProxyConfig); err != nil {
+	n.client, n.proxyClient = client, client
+	if n.o.ProxyConfig != nil {
+		if n.proxyClient, err = kubernetes.NewForConfig(n.o.ProxyConfig); err != nil {
 			return fmt.Errorf("agent: service proxy client: %w", err)
 		}
 	}
-	if lb != nil {
+	if lb := n.lb; lb != nil {
 		// The service proxy's identity reads EndpointSlices; the node's
 		// own may not.
-		lbTasks.Go(func() { serverlb.WatchEndpoints(lbCtx, proxyClient, lb) })
+		n.g.Go(tierConnection, "API server endpoints", func(ctx context.Context) error {
+			serverlb.WatchEndpoints(ctx, n.proxyClient, lb)
+			return nil
+		})
 	}
-	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	// The recorder outlives the loops that record, so that what they say
+	// on the way out is sent.
+	broadcaster := record.NewBroadcaster(record.WithContext(context.WithoutCancel(ctx)))
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
-	defer broadcaster.Shutdown()
-	recorder := broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: "kubelet", Host: o.NodeName})
+	n.g.OnStop(tierServing, "event recorder", broadcaster.Shutdown)
+	n.recorder = broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: "kubelet", Host: n.o.NodeName})
+	return nil
+}
 
-	host := nodestatus.ObserveHost(o.DataDir)
+// buildKubelet puts the kubelet together with what it manages the node
+// with: volumes, cgroups, the pressure managers, node status and the
+// network policies.
+func (n *node) buildKubelet(context.Context) error {
+	o, d := n.o, n.dirs
+	n.host = nodestatus.ObserveHost(o.DataDir)
 	spec := nodestatus.Spec{
 		Name: o.NodeName, Labels: nodeLabels(o), Taints: o.Taints,
 		Annotations: map[string]string{localpath.DirAnnotation: localpath.Root(o.DataDir)},
-		Addresses:   []v1.NodeAddress{{Type: v1.NodeInternalIP, Address: nodeIP}, {Type: v1.NodeHostName, Address: o.NodeName}},
+		Addresses:   []v1.NodeAddress{{Type: v1.NodeInternalIP, Address: n.nodeIP}, {Type: v1.NodeHostName, Address: o.NodeName}},
 		KubeletPort: int32(o.KubeletPort), MaxPods: o.MaxPods, Reserved: o.Reserved, PodCIDR: o.PodCIDR,
 		Eviction: o.Eviction,
 	}
-	_, allocatable := nodestatus.Capacity(host, spec)
-	runtimeVersion := ver.RuntimeName + "://" + ver.RuntimeVersion
-	csiDrivers := &csi.Registry{Dir: d.PluginsRegistry, Node: o.NodeName, Client: client, Log: log}
+	_, n.allocatable = nodestatus.Capacity(n.host, spec)
+	n.csiDrivers = &csi.Registry{Dir: d.PluginsRegistry, Node: o.NodeName, Client: n.client, Log: n.log}
 	var podVolumes *volumes
-	podVolumes = newVolumes(d.Pods, localpath.Root(o.DataDir), client, newImageVolumes(rt, client, recorder),
-		csiVolumes{registry: csiDrivers, client: client, node: o.NodeName, staging: filepath.Join(d.Plugins, "kubernetes.io", "csi"),
-			inUse: func() []v1.UniqueVolumeName { return podVolumes.InUse() }}, allocatable, log)
+	podVolumes = newVolumes(d.Pods, localpath.Root(o.DataDir), n.client, newImageVolumes(n.rt, n.client, n.recorder),
+		csiVolumes{registry: n.csiDrivers, client: n.client, node: o.NodeName, staging: filepath.Join(d.Plugins, "kubernetes.io", "csi"),
+			inUse: func() []v1.UniqueVolumeName { return podVolumes.InUse() }}, n.allocatable, n.log)
 	cg := &cgroups.Manager{Mount: cgroupMount}
-	underPressure := newPressure(o, d, rt, recorder, log)
-	reporter := &nodestatus.Reporter{
-		Client: client, Spec: spec, Log: log,
+	n.pressure = newPressure(o, d, n.rt, n.recorder, n.log)
+	n.reporter = &nodestatus.Reporter{
+		Client: n.client, Spec: spec, Log: n.log,
 		Observe: func(ctx context.Context) nodestatus.Machine {
 			m := nodestatus.ObserveHost(o.DataDir)
-			m.Pressure, _ = underPressure.evictions.Pressure()
-			m.RuntimeVersion = runtimeVersion
+			m.Pressure, _ = n.pressure.evictions.Pressure()
+			m.RuntimeVersion = n.runtimeVersion
 			m.KubeletVersion = version.KubernetesGitVersion()
-			observeRuntime(ctx, rt, &m)
+			observeRuntime(ctx, n.rt, &m)
 			m.VolumesInUse = podVolumes.InUse()
 			return m
 		},
 	}
 
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	n.reg = prometheus.NewRegistry()
+	n.reg.MustRegister(prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	// Network policies are enforced under the service proxy's identity,
 	// the node's network one, which reads every pod and namespace.
-	var policies *netpol.Enforcer
 	var networkReady func(context.Context, *v1.Pod, string) error
 	if !o.DisableNetworkPolicy {
-		if policies, err = netpol.New(netpol.Options{Client: proxyClient, NodeName: o.NodeName, DNS: o.ClusterDNS, Metrics: reg, Log: log}); err != nil {
+		var err error
+		if n.policies, err = netpol.New(netpol.Options{Client: n.proxyClient, NodeName: o.NodeName, DNS: o.ClusterDNS, Metrics: n.reg, Log: n.log}); err != nil {
 			return fmt.Errorf("agent: %w", err)
 		}
-		networkReady = policies.Admit
+		networkReady = n.policies.Admit
 	}
-	k := kubelet.New(kubelet.Config{
-		NodeName: o.NodeName, Client: client, Runtime: rt,
+	n.k = kubelet.New(kubelet.Config{
+		NodeName: o.NodeName, Client: n.client, Runtime: n.rt,
 		Volumes: podVolumes,
-		PodDir:  d.Pods, LogDir: d.Logs, HostIPs: []string{nodeIP},
+		PodDir:  d.Pods, LogDir: d.Logs, HostIPs: []string{n.nodeIP},
 		ClusterDNS: o.ClusterDNS, ClusterDomain: o.ClusterDomain, ResolvConf: "/etc/resolv.conf",
-		AllowPrivileged: o.AllowPrivileged, NodeMemory: host.MemoryBytes, Allocatable: allocatable,
-		Log: log, Recorder: recorder, Metrics: reg, PodNetworkReady: networkReady,
-		Cgroups: cg, Admit: underPressure.evictions.Admit,
+		AllowPrivileged: o.AllowPrivileged, NodeMemory: n.host.MemoryBytes, Allocatable: n.allocatable,
+		Log: n.log, Recorder: n.recorder, Metrics: n.reg, PodNetworkReady: networkReady,
+		Cgroups: cg, Admit: n.pressure.evictions.Admit,
 	})
+	return nil
+}
 
+// serveKubelet starts the stats collector and the kubelet's HTTPS
+// server (metrics, stats, logs, exec and the rest), and the node-local
+// healthz server.
+func (n *node) serveKubelet(context.Context) error {
+	o := n.o
 	cert, ca := o.ServingCert, o.ClientCA
 	if cert == nil || ca == nil {
-		cert, ca, err = selfServing(d.TLS, o.NodeName, nodeIP, o.Config)
+		var err error
+		cert, ca, err = selfServing(n.dirs.TLS, o.NodeName, n.nodeIP, o.Config)
 		if err != nil {
 			return fmt.Errorf("agent: %w", err)
 		}
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.Handle("/metrics", promhttp.HandlerFor(n.reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("ok")) })
 	var usage kubeletserver.Stats = noStats{}
 	var collector *stats.Collector
 	if o.StatsInterval >= 0 {
 		collector = stats.New(stats.Config{
-			NodeName: o.NodeName, Pods: k.StatsPods, Runtime: rt, Interval: o.StatsInterval,
-			RootDir: o.DataDir, RuntimeDir: d.Containerd, SandboxImage: imagebuild.PauseRef, Log: log,
+			NodeName: o.NodeName, Pods: n.k.StatsPods, Runtime: n.rt, Interval: o.StatsInterval,
+			RootDir: o.DataDir, RuntimeDir: n.dirs.Containerd, SandboxImage: imagebuild.PauseRef, Log: n.log,
 		})
-		go collector.Run(ctx)
+		n.g.Go(tierNode, "stats", func(ctx context.Context) error {
+			collector.Run(ctx)
+			return nil
+		})
 		usage = collector
 	}
-	underPressure.attach(k, collector)
+	n.pressure.attach(n.k, collector)
 	kubeletserver.RegisterStats(mux, usage)
-	mux.Handle("/", kubeletserver.New(kubelet.Streaming{K: k}, log))
+	mux.Handle("/", kubeletserver.New(kubelet.Streaming{K: n.k}, n.log))
 	// Every path, as upstream's kubelet with webhook authentication and
 	// authorization: the node's own identity asks the API server about
 	// tokens and rights.
 	handler := kubeletserver.WithAuth(mux, kubeletserver.Auth{
-		Authenticator: delegating.NewAuthenticator(client.AuthenticationV1().TokenReviews()),
-		Authorizer:    delegating.NewAuthorizer(client.AuthorizationV1().SubjectAccessReviews()),
-		NodeName:      o.NodeName, Log: log,
+		Authenticator: delegating.NewAuthenticator(n.client.AuthenticationV1().TokenReviews()),
+		Authorizer:    delegating.NewAuthorizer(n.client.AuthorizationV1().SubjectAccessReviews()),
+		NodeName:      o.NodeName, Log: n.log,
 	})
 	addr := net.JoinHostPort(o.BindAddress, strconv.Itoa(o.KubeletPort))
 	ln, err := net.Listen("tcp", addr)
@@ -416,16 +577,17 @@ func Run(ctx context.Context, o Options) error {
 		return fmt.Errorf("agent: kubelet server: %w", err)
 	}
 	tlsConfig := kubeletserver.TLSConfig(ca, *cert)
-	if joined != nil && o.ServingCert == nil {
+	if n.joined != nil && o.ServingCert == nil {
 		// A joined node asks the cluster for a serving certificate, which
 		// callers that verify kubelets (metrics-server) accept; its own
 		// certificate serves until that one is issued.
-		serving, err := joined.Serving([]net.IP{net.ParseIP(nodeIP)})
+		serving, err := n.joined.Serving([]net.IP{net.ParseIP(n.nodeIP)})
 		if err != nil {
+			_ = ln.Close()
 			return fmt.Errorf("agent: %w", err)
 		}
 		serving.Start()
-		defer serving.Stop()
+		n.g.OnStop(tierServing, "serving certificate renewal", serving.Stop)
 		fallback := cert
 		tlsConfig.Certificates = nil
 		tlsConfig.GetCertificate = func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
@@ -436,85 +598,84 @@ func Run(ctx context.Context, o Options) error {
 		}
 	}
 	srv := &http.Server{Handler: handler, TLSConfig: tlsConfig, ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		if err := srv.ServeTLS(ln, "", ""); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Error("kubelet server", "err", err)
+	// A server that stops serving fails the agent, as upstream's kubelet
+	// exits when its server does.
+	n.g.Go(tierServing, "kubelet server", func(ctx context.Context) error {
+		stop := context.AfterFunc(ctx, func() { _ = srv.Close() })
+		defer stop()
+		if err := srv.ServeTLS(ln, "", ""); !errors.Is(err, http.ErrServerClosed) {
+			return err
 		}
-	}()
-	defer srv.Close()
+		return nil
+	})
 	if o.HealthzPort > 0 {
-		go serveHealthz(ctx, net.JoinHostPort("127.0.0.1", strconv.Itoa(o.HealthzPort)), log)
+		// Expected to come and go: a port in use is retried, as
+		// upstream's kubelet does.
+		n.g.Go(tierServing, "kubelet healthz server", func(ctx context.Context) error {
+			serveHealthz(ctx, net.JoinHostPort("127.0.0.1", strconv.Itoa(o.HealthzPort)), n.log)
+			return nil
+		})
 	}
+	return nil
+}
 
-	go func() {
-		if err := reporter.Run(ctx); err != nil && ctx.Err() == nil {
-			log.Error("node status", "err", err)
-		}
-	}()
-	if err := os.MkdirAll(d.Plugins, 0o750); err != nil {
+// startNodeLoops starts node status, CSI driver registration and the
+// local-path volumes' directories.
+func (n *node) startNodeLoops(context.Context) error {
+	n.g.Go(tierNode, "node status", n.reporter.Run)
+	if err := os.MkdirAll(n.dirs.Plugins, 0o750); err != nil {
 		return fmt.Errorf("agent: %w", err)
 	}
-	go func() {
-		if err := csiDrivers.Run(ctx); err != nil && ctx.Err() == nil {
-			log.Error("csi drivers", "err", err)
-		}
-	}()
-	localVolumes, err := localpath.NewNode(client, o.NodeName, localpath.Root(o.DataDir), log)
+	n.g.Go(tierNode, "CSI drivers", n.csiDrivers.Run)
+	localVolumes, err := localpath.NewNode(n.client, n.o.NodeName, localpath.Root(n.o.DataDir), n.log)
 	if err != nil {
 		return fmt.Errorf("agent: %w", err)
 	}
-	go func() {
-		if err := localVolumes.Run(ctx); err != nil && ctx.Err() == nil {
-			log.Error("local-path volumes", "err", err)
-		}
-	}()
-	// The pod network: the node's range (given, or assigned by the
-	// cluster), routes to the other nodes' ranges, and the unreachable
-	// routes, all before the first pod starts.
-	podCIDR, err := waitPodCIDR(ctx, client, o.NodeName, o.PodCIDR, log)
+	n.g.Go(tierNode, "local-path volumes", localVolumes.Run)
+	return nil
+}
+
+// startPodNetwork sets up the pod network: the node's range (given, or
+// assigned by the cluster), routes to the other nodes' ranges, and the
+// unreachable routes, all before the first pod starts.
+func (n *node) startPodNetwork(ctx context.Context) error {
+	o := n.o
+	podCIDR, err := waitPodCIDR(ctx, n.client, o.NodeName, o.PodCIDR, n.log)
 	if err != nil {
 		return err
 	}
-	if err := writeCNIConfig(d, o.CNIBinDir, o.Bridge, podCIDR); err != nil {
+	if err := writeCNIConfig(n.dirs, o.CNIBinDir, o.Bridge, podCIDR); err != nil {
 		return err
 	}
 	if err := podroutes.EnsureMasquerade(ctx, o.ClusterCIDR); err != nil {
 		return fmt.Errorf("agent: %w", err)
 	}
 	routesReady := make(chan struct{})
-	routes := &podroutes.Manager{Client: proxyClient, Node: o.NodeName, Bridge: o.Bridge, ClusterCIDR: o.ClusterCIDR, ServiceCIDR: o.ServiceCIDR, Log: log}
-	go func() {
-		if err := routes.Run(ctx, routesReady); err != nil && ctx.Err() == nil {
-			log.Error("pod routes", "err", err)
-		}
-	}()
+	routes := &podroutes.Manager{Client: n.proxyClient, Node: o.NodeName, Bridge: o.Bridge, ClusterCIDR: o.ClusterCIDR, ServiceCIDR: o.ServiceCIDR, Log: n.log}
+	n.g.Go(tierNode, "pod routes", func(ctx context.Context) error { return routes.Run(ctx, routesReady) })
 	select {
 	case <-routesReady:
-	case <-ctx.Done():
 		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
-	if policies != nil {
-		go func() {
-			if err := policies.Run(ctx); err != nil && ctx.Err() == nil {
-				log.Error("network policies", "err", err)
-			}
-		}()
+}
+
+// startPodLoops starts what needs the pod network: network policies,
+// the service proxy (once service addresses route somewhere to be
+// rewritten), the ingress, the pressure managers and the kubelet.
+func (n *node) startPodLoops(context.Context) error {
+	o := n.o
+	if n.policies != nil {
+		n.g.Go(tierNode, "network policies", n.policies.Run)
 	}
-	// The service proxy, once service addresses route somewhere to be
-	// rewritten.
-	go func() {
-		err := proxy.Run(ctx, proxy.Options{Client: proxyClient, NodeName: o.NodeName, NodeIP: nodeIP, ClusterCIDR: o.ClusterCIDR, ServiceCIDR: o.ServiceCIDR, Metrics: reg, Log: log})
-		if err != nil && ctx.Err() == nil {
-			log.Error("service proxy", "err", err)
-		}
-	}()
-	go runIngress(ctx, o, client, reg, log)
-	underPressure.run(ctx)
-	log.Info("agent running", "node", o.NodeName, "nodeIP", nodeIP, "runtime", runtimeVersion, "kubeletPort", o.KubeletPort)
-	if o.Ready != nil {
-		o.Ready()
-	}
-	return k.Run(ctx)
+	n.g.Go(tierNode, "service proxy", func(ctx context.Context) error {
+		return proxy.Run(ctx, proxy.Options{Client: n.proxyClient, NodeName: o.NodeName, NodeIP: n.nodeIP, ClusterCIDR: o.ClusterCIDR, ServiceCIDR: o.ServiceCIDR, Metrics: n.reg, Log: n.log})
+	})
+	n.g.Go(tierNode, "ingress", func(ctx context.Context) error { return runIngress(ctx, o, n.client, n.reg, n.log) })
+	n.pressure.start(n.g, tierNode)
+	n.g.Go(tierNode, "kubelet", n.k.Run)
+	return nil
 }
 
 // newServerLB listens for the node's load balancer over the API servers

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -20,11 +21,11 @@ import (
 // runIngress runs the node's ingress unless it is disabled, and keeps
 // the Node's ingress label saying whether it serves: the ingress
 // publisher makes the labelled nodes the orca-ingress Service's
-// endpoints.
-func runIngress(ctx context.Context, o Options, node kubernetes.Interface, reg prometheus.Registerer, log *slog.Logger) {
+// endpoints. Disabled, it removes the label and returns.
+func runIngress(ctx context.Context, o Options, node kubernetes.Interface, reg prometheus.Registerer, log *slog.Logger) error {
 	if o.DisableIngress {
 		labelIngress(ctx, node, o.NodeName, false, log)
-		return
+		return nil
 	}
 	cfg := o.IngressConfig
 	if cfg == nil {
@@ -32,21 +33,16 @@ func runIngress(ctx context.Context, o Options, node kubernetes.Interface, reg p
 	}
 	client, err := kubernetes.NewForConfig(rest.CopyConfig(cfg))
 	if err != nil {
-		log.Error("ingress client", "err", err)
-		return
+		return fmt.Errorf("client: %w", err)
 	}
 	gw, err := gwclient.NewForConfig(rest.CopyConfig(cfg))
 	if err != nil {
-		log.Error("ingress client", "err", err)
-		return
+		return fmt.Errorf("gateway API client: %w", err)
 	}
-	err = ingress.RunNode(ctx, ingress.NodeOptions{
+	return ingress.RunNode(ctx, ingress.NodeOptions{
 		Client: client, Gateway: gw, Metrics: reg, Log: log,
 		Serving: func() { labelIngress(ctx, node, o.NodeName, true, log) },
 	})
-	if err != nil && ctx.Err() == nil {
-		log.Error("ingress", "err", err)
-	}
 }
 
 // labelIngress sets or removes the node's ingress label, retrying until

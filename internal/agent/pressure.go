@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/orca-project/orca/internal/agent/supervisor"
 	"github.com/orca-project/orca/internal/imagebuild"
 	"github.com/orca-project/orca/internal/kubelet"
 	"github.com/orca-project/orca/internal/kubelet/cri"
@@ -121,11 +122,18 @@ func (p *pressure) attach(k *kubelet.Kubelet, collector *stats.Collector) {
 	}
 }
 
-// run runs the three loops until ctx ends.
-func (p *pressure) run(ctx context.Context) {
-	go p.images.Run(ctx)
-	go p.logs.Run(ctx)
-	go p.evictions.Run(ctx)
+// start runs the three loops in g's tier.
+func (p *pressure) start(g *supervisor.Group, tier int) {
+	for name, run := range map[string]func(context.Context){
+		"image garbage collection": p.images.Run,
+		"container log rotation":   p.logs.Run,
+		"eviction manager":         p.evictions.Run,
+	} {
+		g.Go(tier, name, func(ctx context.Context) error {
+			run(ctx)
+			return nil
+		})
+	}
 }
 
 // reclaimer is what the node frees before evicting pods.

@@ -16,7 +16,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
-	"github.com/orca-project/orca/internal/controller/cronjob"
+	"github.com/orca-project/orca/internal/cron"
 	"github.com/orca-project/orca/internal/etcdsnapshot"
 	"github.com/orca-project/orca/internal/storage/embedded"
 	"github.com/orca-project/orca/internal/storage/encryption"
@@ -53,7 +53,7 @@ type etcdMaintenance struct {
 	dir      string
 	// schedule is nil when the server takes no snapshots: disabled, or
 	// an external etcd, whose snapshots are its operator's business.
-	schedule  cronjob.Schedule
+	schedule  cron.Schedule
 	retention int
 	nodeName  string
 	log       *slog.Logger
@@ -76,9 +76,9 @@ func newEtcdMaintenance(opts Options) (*etcdMaintenance, error) {
 	if spec == "" {
 		spec = DefaultEtcdSnapshotScheduleCron
 	}
-	// The CronJob controller's parser: the same five fields and
-	// descriptors as robfig/cron, which k3s uses.
-	sched, err := cronjob.ParseSchedule(spec, nil)
+	// The CronJob parser: the same five fields and descriptors as
+	// robfig/cron, which k3s uses.
+	sched, err := cron.Parse(spec, nil)
 	if err != nil {
 		return nil, fmt.Errorf("--etcd-snapshot-schedule-cron %q: %w", spec, err)
 	}

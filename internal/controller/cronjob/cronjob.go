@@ -33,6 +33,8 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
+
+	"github.com/orca-project/orca/internal/cron"
 )
 
 var controllerKind = batchv1.SchemeGroupVersion.WithKind("CronJob")
@@ -284,7 +286,7 @@ func (c *Controller) syncCronJob(ctx context.Context, cj *batchv1.CronJob, jobs 
 	if ptr.Deref(cj.Spec.Suspend, false) {
 		return nil, changed, nil
 	}
-	sched, err := ParseSchedule(cj.Spec.Schedule, loc)
+	sched, err := cron.Parse(cj.Spec.Schedule, loc)
 	if err != nil {
 		c.recorder.Eventf(cj, v1.EventTypeWarning, "UnparseableSchedule", "unparseable schedule: %q : %s", cj.Spec.Schedule, err)
 		return nil, changed, nil

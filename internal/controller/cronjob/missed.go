@@ -5,6 +5,8 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+
+	"github.com/orca-project/orca/internal/cron"
 )
 
 // missed says how many start times went by unserved.
@@ -28,7 +30,7 @@ const nextScheduleDelta = 100 * time.Millisecond
 // returns that earliest time, the most recent start time not after now
 // (nil if none), and how many were missed. The count is an estimate from
 // the interval between two consecutive times, as upstream's.
-func mostRecentScheduleTime(cj *batchv1.CronJob, now time.Time, sched Schedule, withDeadline bool) (time.Time, *time.Time, missed, int64, error) {
+func mostRecentScheduleTime(cj *batchv1.CronJob, now time.Time, sched cron.Schedule, withDeadline bool) (time.Time, *time.Time, missed, int64, error) {
 	earliest := cj.CreationTimestamp.Time
 	if cj.Status.LastScheduleTime != nil {
 		earliest = cj.Status.LastScheduleTime.Time
@@ -71,7 +73,7 @@ func mostRecentScheduleTime(cj *batchv1.CronJob, now time.Time, sched Schedule, 
 }
 
 // nextRequeue is how long until the sync after the next start time.
-func nextRequeue(cj *batchv1.CronJob, now time.Time, sched Schedule) *time.Duration {
+func nextRequeue(cj *batchv1.CronJob, now time.Time, sched cron.Schedule) *time.Duration {
 	earliest, recent, m, _, err := mostRecentScheduleTime(cj, now, sched, false)
 	switch {
 	case err != nil:

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	utilptr "k8s.io/utils/ptr"
 
+	"github.com/orca-project/orca/internal/cron"
 	"github.com/orca-project/orca/internal/registry"
 	"github.com/orca-project/orca/internal/registry/core"
 )
@@ -120,7 +121,7 @@ func validateConcurrencyPolicy(policy batchv1.ConcurrencyPolicy, fldPath *field.
 // would be ambiguous.
 func validateScheduleFormat(schedule string, timeZone *string, fldPath *field.Path) field.ErrorList {
 	var allErrs field.ErrorList
-	if err := parseCronSchedule(schedule); err != nil {
+	if _, err := cron.Parse(schedule, nil); err != nil {
 		allErrs = append(allErrs, field.Invalid(fldPath, schedule, err.Error()))
 	}
 	if strings.Contains(schedule, "TZ") {

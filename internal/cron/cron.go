@@ -1,4 +1,16 @@
-package cronjob
+// Package cron reads cron schedules and says when they next fire. It is
+// the one parser behind both the CronJob API's validation and the CronJob
+// controller (and the server's etcd snapshot schedule), so the API accepts
+// exactly what the controller will run.
+//
+// The grammar and the error texts are those of robfig/cron v3's standard
+// parser, which upstream Kubernetes uses and whose messages it reports
+// verbatim in validation errors: five fields (minute, hour, day of month,
+// month, day of week) with names for months and days, "*", "?", ranges,
+// steps and lists; the descriptors @yearly, @annually, @monthly, @weekly,
+// @daily, @midnight, @hourly and "@every <duration>"; and an optional
+// TZ=<zone> or CRON_TZ=<zone> prefix.
+package cron
 
 import (
 	"fmt"
@@ -6,30 +18,21 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	// Zone names must not depend on whether the host has a zoneinfo
+	// database; upstream's apiserver embeds one for the same reason.
+	_ "time/tzdata"
 )
 
-// Schedule is a parsed cron schedule with the semantics of the parser
-// upstream's controller uses (robfig/cron v3, standard five fields):
-// bit sets per field, starBit marking a field written as "*" or "?" so
-// that day-of-month and day-of-week combine with AND when either is a
-// star and with OR otherwise, as in classic cron.
+// Schedule is a parsed cron schedule.
 type Schedule interface {
-	// Next returns the first activation strictly after t, or the zero
-	// time if there is none within five years.
+	// Next returns the first activation strictly after t, in t's zone,
+	// or the zero time if there is none within five years.
 	Next(t time.Time) time.Time
 }
 
-type specSchedule struct {
-	second, minute, hour, dom, month, dow uint64
-	// loc is the zone the fields are read in; nil means t's own zone.
-	loc *time.Location
-}
-
-// everySchedule is "@every <duration>": fixed intervals from any start.
-type everySchedule struct{ delay time.Duration }
-
-const starBit = 1 << 63
-
+// bounds is the range of one field and, for months and days of the
+// week, the names it accepts.
 type bounds struct {
 	min, max uint
 	names    map[string]uint
@@ -48,12 +51,14 @@ var (
 	}}
 )
 
-// ParseSchedule reads a standard cron spec: five fields (minute, hour,
-// day of month, month, day of week), a descriptor (@yearly, @annually,
-// @monthly, @weekly, @daily, @midnight, @hourly, @every <duration>),
-// optionally prefixed by TZ=<zone> or CRON_TZ=<zone>. loc (nil for the
-// clock's zone) is used when the spec names no zone.
-func ParseSchedule(spec string, loc *time.Location) (Schedule, error) {
+// starBit marks a field written as "*" or "?" (without a step above 1),
+// so that day of month and day of week combine with AND when either is a
+// star and with OR otherwise, as in classic cron.
+const starBit = 1 << 63
+
+// Parse reads a schedule. loc is the zone its fields are read in when
+// the spec names none (nil: the zone of the time given to Next).
+func Parse(spec string, loc *time.Location) (Schedule, error) {
 	if spec == "" {
 		return nil, fmt.Errorf("empty spec string")
 	}
@@ -61,11 +66,14 @@ func ParseSchedule(spec string, loc *time.Location) (Schedule, error) {
 		eq := strings.Index(spec, "=")
 		sp := strings.Index(spec, " ")
 		if sp < 0 {
-			return nil, fmt.Errorf("provided bad location %s: missing schedule", spec[eq+1:])
+			// robfig/cron would index out of range here; everything after
+			// the '=' is the location, and no fields follow it.
+			sp = len(spec)
 		}
+		zone := spec[eq+1 : sp]
 		var err error
-		if loc, err = time.LoadLocation(spec[eq+1 : sp]); err != nil {
-			return nil, fmt.Errorf("provided bad location %s: %v", spec[eq+1:sp], err)
+		if loc, err = time.LoadLocation(zone); err != nil {
+			return nil, fmt.Errorf("provided bad location %s: %v", zone, err)
 		}
 		spec = strings.TrimSpace(spec[sp:])
 	}
@@ -133,12 +141,11 @@ func parseField(field string, b bounds) (uint64, error) {
 	return bits, nil
 }
 
-// parseRange reads "*", "?", a number or name, or "a-b", each optionally
-// followed by "/step".
+// parseRange reads one list element: "*", "?", a number or name, or
+// "a-b", each optionally followed by "/step".
 func parseRange(expr string, b bounds) (uint64, error) {
 	rangeAndStep := strings.Split(expr, "/")
 	lowAndHigh := strings.Split(rangeAndStep[0], "-")
-	single := len(lowAndHigh) == 1
 	var start, end uint
 	var extra uint64
 	var err error
@@ -166,7 +173,8 @@ func parseRange(expr string, b bounds) (uint64, error) {
 		if step, err = parseInt(rangeAndStep[1]); err != nil {
 			return 0, err
 		}
-		if single {
+		// "N/step" runs from N to the end of the field.
+		if len(lowAndHigh) == 1 {
 			end = b.max
 		}
 		if step > 1 {
@@ -189,10 +197,10 @@ func parseRange(expr string, b bounds) (uint64, error) {
 }
 
 func bitRange(min, max, step uint) uint64 {
-	var bits uint64
 	if step == 1 {
 		return ^(math.MaxUint64 << (max + 1)) & (math.MaxUint64 << min)
 	}
+	var bits uint64
 	for i := min; i <= max; i += step {
 		bits |= 1 << i
 	}
@@ -215,98 +223,4 @@ func parseInt(expr string) (uint, error) {
 		return 0, fmt.Errorf("negative number (%d) not allowed: %s", n, expr)
 	}
 	return uint(n), nil
-}
-
-func (e everySchedule) Next(t time.Time) time.Time {
-	return t.Add(e.delay - time.Duration(t.Nanosecond()))
-}
-
-// Next walks forward field by field, from months down to seconds, as
-// robfig/cron does, so that DST gaps and repeats resolve the same way:
-// a time that does not exist on a spring-forward day is skipped, and one
-// that occurs twice in the autumn runs twice.
-func (s *specSchedule) Next(t time.Time) time.Time {
-	orig := t.Location()
-	loc := s.loc
-	if loc == nil {
-		loc = t.Location()
-	} else {
-		t = t.In(loc)
-	}
-	t = t.Add(time.Second - time.Duration(t.Nanosecond()))
-	added := false
-	yearLimit := t.Year() + 5
-
-wrap:
-	if t.Year() > yearLimit {
-		return time.Time{}
-	}
-	for 1<<uint(t.Month())&s.month == 0 {
-		if !added {
-			added = true
-			t = time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, loc)
-		}
-		t = t.AddDate(0, 1, 0)
-		if t.Month() == time.January {
-			goto wrap
-		}
-	}
-	for !s.dayMatches(t) {
-		if !added {
-			added = true
-			t = time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, loc)
-		}
-		t = t.AddDate(0, 0, 1)
-		// Midnight may not exist or may have moved across a DST change.
-		if t.Hour() != 0 {
-			if t.Hour() > 12 {
-				t = t.Add(time.Duration(24-t.Hour()) * time.Hour)
-			} else {
-				t = t.Add(time.Duration(-t.Hour()) * time.Hour)
-			}
-		}
-		if t.Day() == 1 {
-			goto wrap
-		}
-	}
-	for 1<<uint(t.Hour())&s.hour == 0 {
-		if !added {
-			added = true
-			t = time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), 0, 0, 0, loc)
-		}
-		t = t.Add(time.Hour)
-		if t.Hour() == 0 {
-			goto wrap
-		}
-	}
-	for 1<<uint(t.Minute())&s.minute == 0 {
-		if !added {
-			added = true
-			t = t.Truncate(time.Minute)
-		}
-		t = t.Add(time.Minute)
-		if t.Minute() == 0 {
-			goto wrap
-		}
-	}
-	for 1<<uint(t.Second())&s.second == 0 {
-		if !added {
-			added = true
-			t = t.Truncate(time.Second)
-		}
-		t = t.Add(time.Second)
-		if t.Second() == 0 {
-			goto wrap
-		}
-	}
-	return t.In(orig)
-}
-
-func (s *specSchedule) dayMatches(t time.Time) bool {
-	domMatch := 1<<uint(t.Day())&s.dom > 0
-	dowMatch := 1<<uint(t.Weekday())&s.dow > 0
-	if s.dom&starBit > 0 || s.dow&starBit > 0 {
-		return domMatch && dowMatch
-	}
-	return domMatch || dowMatch
 }
