@@ -322,8 +322,18 @@ func Run(ctx context.Context, o Options) error {
 		// own may not.
 		lbTasks.Go(func() { serverlb.WatchEndpoints(lbCtx, proxyClient, lb) })
 	}
+	// Events get a client of their own, as upstream's kubelet
+	// (eventRecordQPS 50, eventBurst 100): the three events of each
+	// container start must not queue the pods' status writes and token
+	// requests behind them.
+	ecfg := rest.CopyConfig(o.Config)
+	ecfg.QPS, ecfg.Burst = 50, 100
+	eventClient, err := kubernetes.NewForConfig(ecfg)
+	if err != nil {
+		return fmt.Errorf("agent: event client: %w", err)
+	}
 	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
-	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: eventClient.CoreV1().Events("")})
 	defer broadcaster.Shutdown()
 	recorder := broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: "kubelet", Host: o.NodeName})
 
