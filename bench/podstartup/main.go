@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -213,6 +214,14 @@ func report(w *os.File, n int, idle rssReading, rounds []roundResult, base []cri
 			}
 		}
 		fmt.Fprintf(w, "%s: %d of %d pods were reported Ready before their first readiness probe, then not Ready until it passed\n", r.name, dropped, n)
+		var updates []int
+		for _, t := range r.times {
+			updates = append(updates, t.updates)
+		}
+		slices.Sort(updates)
+		if len(updates) > 0 {
+			fmt.Fprintf(w, "%s: updates a watch saw per pod until settled (the kubelet's status writes): min %d, median %d, max %d\n", r.name, updates[0], updates[len(updates)/2], updates[len(updates)-1])
+		}
 	}
 	fmt.Fprintf(w, "\nbaseline: the same %d pods straight through CRI, at once (warm)\n", n)
 	row("RunPodSandbox", pick(func(b criTimes) time.Duration { return b.sandbox }))

@@ -36,6 +36,9 @@ type podTimes struct {
 	created    time.Time // containerd: container CreatedAt
 	started    time.Time // containerd: container StartedAt
 	decided    time.Time // agent log: the kubelet computed phase Running
+	// updates counts the changes of the pod a watch saw from its creation
+	// until the round settled: the kubelet's status writes, mostly.
+	updates int
 }
 
 func benchPod(name string) *v1.Pod {
@@ -98,7 +101,7 @@ func runRound(ctx context.Context, c *cluster, prefix string, n int, timeout tim
 	}
 	var mu sync.Mutex
 	lastChange := time.Now()
-	seen := func(obj any) {
+	seen := func(obj any, update bool) {
 		now := time.Now()
 		p, ok := obj.(*v1.Pod)
 		if !ok {
@@ -109,6 +112,9 @@ func runRound(ctx context.Context, c *cluster, prefix string, n int, timeout tim
 		t := times[p.Name]
 		if t == nil {
 			return
+		}
+		if update {
+			t.updates++
 		}
 		if t.sandboxSeen.IsZero() && condTrue(p, v1.PodReadyToStartContainers) {
 			t.sandboxSeen = now
@@ -130,7 +136,7 @@ func runRound(ctx context.Context, c *cluster, prefix string, n int, timeout tim
 	// server drops the watch.
 	factory := informers.NewSharedInformerFactoryWithOptions(c.client, 0, informers.WithNamespace(namespace))
 	inf := factory.Core().V1().Pods().Informer()
-	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: seen, UpdateFunc: func(_, o any) { seen(o) }}); err != nil {
+	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(o any) { seen(o, false) }, UpdateFunc: func(_, o any) { seen(o, true) }}); err != nil {
 		return nil, err
 	}
 	ictx, icancel := context.WithCancel(ctx)

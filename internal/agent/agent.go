@@ -464,10 +464,20 @@ func (n *node) makeClients(ctx context.Context) error {
 			return nil
 		})
 	}
+	// Events get a client of their own, as upstream's kubelet
+	// (eventRecordQPS 50, eventBurst 100): the three events of each
+	// container start must not queue the pods' status writes and token
+	// requests behind them.
+	ecfg := rest.CopyConfig(n.o.Config)
+	ecfg.QPS, ecfg.Burst = 50, 100
+	eventClient, err := kubernetes.NewForConfig(ecfg)
+	if err != nil {
+		return fmt.Errorf("agent: event client: %w", err)
+	}
 	// The recorder outlives the loops that record, so that what they say
 	// on the way out is sent.
 	broadcaster := record.NewBroadcaster(record.WithContext(context.WithoutCancel(ctx)))
-	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: eventClient.CoreV1().Events("")})
 	n.g.OnStop(tierServing, "event recorder", broadcaster.Shutdown)
 	n.recorder = broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: "kubelet", Host: n.o.NodeName})
 	return nil

@@ -11,6 +11,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"sync"
 	"time"
 
@@ -156,6 +157,9 @@ type waitReason struct{ reason, message string }
 
 type worker struct {
 	kick chan struct{}
+	// status asks for the pod's status to be written without a sync: a
+	// readiness result flipped.
+	status chan struct{}
 }
 
 // New builds a kubelet; Run starts it.
@@ -211,9 +215,7 @@ func New(cfg Config) *Kubelet {
 			o, ok1 := old.(*v1.Pod)
 			n, ok2 := obj.(*v1.Pod)
 			if ok1 && ok2 && !specChanged(o, n) {
-				k.mu.Lock()
-				k.pods[n.UID] = n
-				k.mu.Unlock()
+				k.storePod(n)
 				return
 			}
 			k.podChanged(obj)
@@ -229,8 +231,14 @@ func New(cfg Config) *Kubelet {
 	})
 	k.metrics = newMetrics(k, cfg.Metrics)
 	k.probes = prober.NewManager(prober.Config{
-		Exec:     execRunner{rt: cfg.Runtime},
-		OnChange: func(uid types.UID) { k.kick(uid) },
+		Exec: execRunner{rt: cfg.Runtime},
+		OnChange: func(uid types.UID, kind prober.Kind) {
+			if kind == prober.Readiness {
+				k.kickStatus(uid)
+				return
+			}
+			k.kick(uid)
+		},
 		Recorder: cfg.Recorder,
 		Log:      cfg.Log,
 	})
@@ -328,10 +336,33 @@ func (k *Kubelet) podChanged(obj any) {
 	if !ok {
 		return
 	}
-	k.mu.Lock()
-	k.pods[p.UID] = p
-	k.mu.Unlock()
+	k.storePod(p)
 	k.kick(p.UID)
+}
+
+// storePod keeps the newest known object of a pod. The informer can
+// deliver an object older than the answer to the kubelet's own status
+// write, which must not be lost: a status compared with an older one is
+// written again.
+func (k *Kubelet) storePod(p *v1.Pod) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if cur, ok := k.pods[p.UID]; ok && !notOlder(cur, p) {
+		return
+	}
+	k.pods[p.UID] = p
+}
+
+// notOlder reports whether b is the same version of a pod as a or a later
+// one. Resource versions are etcd revisions; ones that are not numbers
+// cannot be compared, and the later arrival wins.
+func notOlder(a, b *v1.Pod) bool {
+	x, err1 := strconv.ParseUint(a.ResourceVersion, 10, 64)
+	y, err2 := strconv.ParseUint(b.ResourceVersion, 10, 64)
+	if err1 != nil || err2 != nil {
+		return true
+	}
+	return y >= x
 }
 
 func (k *Kubelet) podDeleted(p *v1.Pod) {
@@ -361,7 +392,7 @@ func (k *Kubelet) kick(uid types.UID) {
 	k.mu.Lock()
 	w, ok := k.workers[uid]
 	if !ok {
-		w = &worker{kick: make(chan struct{}, 1)}
+		w = &worker{kick: make(chan struct{}, 1), status: make(chan struct{}, 1)}
 		k.workers[uid] = w
 		go k.runWorker(uid, w)
 	}
@@ -372,6 +403,33 @@ func (k *Kubelet) kick(uid types.UID) {
 	}
 }
 
+// kickStatus asks the pod's worker to write the pod's status now; a pod
+// without a worker gets a full sync.
+func (k *Kubelet) kickStatus(uid types.UID) {
+	k.mu.Lock()
+	w, ok := k.workers[uid]
+	k.mu.Unlock()
+	if !ok {
+		k.kick(uid)
+		return
+	}
+	select {
+	case w.status <- struct{}{}:
+	default:
+	}
+}
+
+// statusOnly reports whether a request to write a pod's status can be
+// answered without a sync. Readiness changes nothing that runs, so the
+// Ready condition need not wait for a whole sync (volumes read from the
+// API, runtime calls), as upstream's status manager takes probe results
+// directly. A pod the kubelet is stopping or has finished gets its sync:
+// those write their own status.
+func statusOnly(pod *v1.Pod) bool {
+	return pod != nil && pod.DeletionTimestamp == nil &&
+		pod.Status.Phase != v1.PodSucceeded && pod.Status.Phase != v1.PodFailed
+}
+
 // runWorker syncs one pod whenever kicked or when its sync asks to be
 // called again, until the pod is gone from both the API and the runtime.
 func (k *Kubelet) runWorker(uid types.UID, w *worker) {
@@ -379,13 +437,23 @@ func (k *Kubelet) runWorker(uid types.UID, w *worker) {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
+		onlyStatus := false
 		select {
 		case <-ctx.Done():
 			return
 		case <-w.kick:
 		case <-timer.C:
+		case <-w.status:
+			onlyStatus = true
 		}
 		pod := k.pod(uid)
+		if onlyStatus && statusOnly(pod) {
+			if _, evicted := k.evictionOf(uid); !evicted {
+				// The timer keeps running: the next resync stays due.
+				k.updateStatus(ctx, pod, false)
+				continue
+			}
+		}
 		start := time.Now()
 		again, finished := k.syncPod(ctx, uid, pod)
 		k.metrics.syncDuration.WithLabelValues("sync").Observe(time.Since(start).Seconds())

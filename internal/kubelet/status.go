@@ -175,7 +175,8 @@ func (k *Kubelet) sendStatus(ctx context.Context, pod *v1.Pod, terminating bool,
 		return
 	}
 	k.mu.Lock()
-	if cur, ok := k.pods[pod.UID]; ok && cur.ResourceVersion <= updated.ResourceVersion {
+	// Only a pod still known: a deleted one must stay forgotten.
+	if cur, ok := k.pods[pod.UID]; ok && notOlder(cur, updated) {
 		k.pods[pod.UID] = updated
 	}
 	k.mu.Unlock()

@@ -18,6 +18,8 @@ import (
 	"sync"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -44,8 +46,9 @@ type Exec interface {
 // Config wires a Manager.
 type Config struct {
 	Exec Exec
-	// OnChange is called (from a probe goroutine) when a result flips.
-	OnChange func(types.UID)
+	// OnChange is called (from a probe goroutine) when a result flips,
+	// with the kind of probe whose result it was.
+	OnChange func(types.UID, Kind)
 	Recorder record.EventRecorder
 	Log      *slog.Logger
 }
@@ -218,7 +221,7 @@ func (m *Manager) run(pod *v1.Pod, c *v1.Container, kind Kind, p *v1.Probe, w *w
 			done := kind == Startup && w.known && w.result
 			w.mu.Unlock()
 			if changed && m.cfg.OnChange != nil {
-				m.cfg.OnChange(pod.UID)
+				m.cfg.OnChange(pod.UID, kind)
 			}
 			if done {
 				// A startup probe stops once it succeeds.
@@ -234,23 +237,22 @@ func (m *Manager) run(pod *v1.Pod, c *v1.Container, kind Kind, p *v1.Probe, w *w
 	}
 }
 
+// runtimeRequestTimeout is what an exec probe's call may take beyond the
+// probe's own timeout: upstream's kubelet gives the call its runtime
+// request timeout (2 minutes) on top, because the runtime starts the
+// command's clock only once the process runs. Setting up the process
+// (runc exec) takes more than a second on a busy node; counting it
+// failed every `true` probe with a 1 s timeout there.
+const runtimeRequestTimeout = 2 * time.Minute
+
 // probe runs one check and returns its result and, on failure, why.
 func (m *Manager) probe(pod *v1.Pod, c *v1.Container, p *v1.Probe, id, podIP string, timeout time.Duration) (bool, string) {
+	if p.Exec != nil {
+		return m.execProbe(p.Exec.Command, id, timeout)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	switch {
-	case p.Exec != nil:
-		out, code, err := m.cfg.Exec.ExecSync(ctx, id, p.Exec.Command, timeout)
-		if err != nil {
-			if ctx.Err() != nil {
-				return false, fmt.Sprintf("command %q timed out", strings.Join(p.Exec.Command, " "))
-			}
-			return false, err.Error()
-		}
-		if code != 0 {
-			return false, string(out)
-		}
-		return true, ""
 	case p.HTTPGet != nil:
 		host := p.HTTPGet.Host
 		if host == "" {
@@ -281,6 +283,34 @@ func (m *Manager) probe(pod *v1.Pod, c *v1.Container, p *v1.Probe, id, podIP str
 		return GRPC(ctx, podIP, service, int(p.GRPC.Port), timeout)
 	}
 	return true, ""
+}
+
+// execProbe runs an exec probe; the runtime enforces timeout on the
+// command itself.
+func (m *Manager) execProbe(cmd []string, id string, timeout time.Duration) (bool, string) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout+runtimeRequestTimeout)
+	defer cancel()
+	out, code, err := m.cfg.Exec.ExecSync(ctx, id, cmd, timeout)
+	if err != nil {
+		if ctx.Err() != nil || isExecTimeout(err) {
+			return false, fmt.Sprintf("command %q timed out", strings.Join(cmd, " "))
+		}
+		return false, err.Error()
+	}
+	if code != 0 {
+		return false, string(out)
+	}
+	return true, ""
+}
+
+// isExecTimeout recognises the runtime's answer to a command that outran
+// its timeout: a deadline code, or containerd's "timeout 1s exceeded".
+func isExecTimeout(err error) bool {
+	if status.Code(err) == codes.DeadlineExceeded {
+		return true
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "timeout") && strings.Contains(msg, "exceeded")
 }
 
 // HTTPGet performs an httpGet probe or hook against host; success is a
