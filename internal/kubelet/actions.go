@@ -2,6 +2,7 @@ package kubelet
 
 import (
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -223,6 +224,9 @@ func (a podActions) String() string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// LogValue prints the plan in logs, only when the record is written.
+func (a podActions) LogValue() slog.Value { return slog.StringValue(a.String()) }
 
 // computePodActions decides the pod's next steps, as upstream's: a
 // sandbox first (a new one, with the next attempt, when the last died

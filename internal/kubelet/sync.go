@@ -141,6 +141,7 @@ func (k *Kubelet) run(ctx context.Context, pod *v1.Pod) time.Duration {
 			return time.Second
 		}
 	}
+	k.log.Debug("pod plan", "pod", podKey(pod), "plan", plan)
 	rtp := k.state.get(pod.UID)
 	sb := readySandbox(rtp)
 
