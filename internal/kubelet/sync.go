@@ -128,7 +128,8 @@ func (k *Kubelet) run(ctx context.Context, pod *v1.Pod) time.Duration {
 		k.event(pod, v1.EventTypeWarning, "FailedMount", err.Error())
 		return 2 * time.Second
 	}
-	plan := computePodActions(k.syncInput(pod))
+	in := k.syncInput(pod)
+	plan := computePodActions(in)
 	switch plan.sandbox {
 	case sandboxLeave:
 		return 0
@@ -137,12 +138,15 @@ func (k *Kubelet) run(ctx context.Context, pod *v1.Pod) time.Duration {
 			return again
 		}
 		// The containers start in the new sandbox in the same pass.
-		if plan = computePodActions(k.syncInput(pod)); plan.sandbox != sandboxKeep {
+		in = k.syncInput(pod)
+		if plan = computePodActions(in); plan.sandbox != sandboxKeep {
 			return time.Second
 		}
 	}
 	k.log.Debug("pod plan", "pod", podKey(pod), "plan", plan)
-	rtp := k.state.get(pod.UID)
+	// The plan's own view of the runtime, not a newer one the relist may
+	// have put in the cache since: its sandbox is the one the plan is for.
+	rtp := in.runtime
 	sb := readySandbox(rtp)
 
 	var again time.Duration
