@@ -18,15 +18,15 @@ func newRestartBackoff(c clock.Clock) *flowcontrol.Backoff {
 	return flowcontrol.NewFakeBackOff(initialRestartBackoff, maxRestartBackoff, c)
 }
 
-// restartGate decides whether a container that finished at finishedAt may
-// start again now. If not, it returns how long the current back-off is
-// and how much of it is left; if so, it records the restart, doubling the
-// next back-off.
-func restartGate(b *flowcontrol.Backoff, key string, finishedAt time.Time, now time.Time) (wait, left time.Duration, blocked bool) {
-	if b.IsInBackOffSince(key, finishedAt) {
-		wait = b.Get(key)
-		return wait, finishedAt.Add(wait).Sub(now), true
-	}
+// restartHold is the back-off of a container whose last run finished at
+// finishedAt: how long the current back-off is, and whether it still
+// holds the restart (the back-off's clock tells). It changes nothing.
+func restartHold(b *flowcontrol.Backoff, key string, finishedAt time.Time) backoffHold {
+	return backoffHold{wait: b.Get(key), held: b.IsInBackOffSince(key, finishedAt)}
+}
+
+// recordRestart counts a restart after a run that finished at
+// finishedAt, doubling the next back-off.
+func recordRestart(b *flowcontrol.Backoff, key string, finishedAt time.Time) {
 	b.Next(key, finishedAt)
-	return 0, 0, false
 }

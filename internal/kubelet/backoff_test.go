@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/client-go/util/flowcontrol"
 	clocktesting "k8s.io/utils/clock/testing"
 )
 
@@ -14,22 +15,22 @@ func TestRestartBackoffDoublesToFiveMinutes(t *testing.T) {
 	clk := clocktesting.NewFakeClock(start)
 	b := newRestartBackoff(clk)
 	// First crash: restarts at once.
-	if _, _, blocked := restartGate(b, "k", clk.Now(), clk.Now()); blocked {
+	if _, _, blocked := gate(b, "k", clk.Now(), clk.Now()); blocked {
 		t.Fatal("first restart was held back")
 	}
 	want := []time.Duration{10, 20, 40, 80, 160, 300, 300}
 	for i, w := range want {
 		finished := clk.Now() // crashed immediately after the restart
-		wait, left, blocked := restartGate(b, "k", finished, clk.Now())
+		wait, left, blocked := gate(b, "k", finished, clk.Now())
 		if !blocked || wait != w*time.Second || left != w*time.Second {
 			t.Fatalf("crash %d: wait %v left %v blocked %v, want %v", i+2, wait, left, blocked, w*time.Second)
 		}
 		clk.Step(wait - time.Second)
-		if _, _, blocked := restartGate(b, "k", finished, clk.Now()); !blocked {
+		if _, _, blocked := gate(b, "k", finished, clk.Now()); !blocked {
 			t.Fatalf("crash %d: restarted a second early", i+2)
 		}
 		clk.Step(time.Second)
-		if _, _, blocked := restartGate(b, "k", finished, clk.Now()); blocked {
+		if _, _, blocked := gate(b, "k", finished, clk.Now()); blocked {
 			t.Fatalf("crash %d: still held back after %v", i+2, wait)
 		}
 	}
@@ -40,21 +41,32 @@ func TestRestartBackoffDoublesToFiveMinutes(t *testing.T) {
 func TestRestartBackoffResetsAfterLongRun(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC))
 	b := newRestartBackoff(clk)
-	restartGate(b, "k", clk.Now(), clk.Now())
+	gate(b, "k", clk.Now(), clk.Now())
 	for i := 0; i < 4; i++ { // back-off is now 160 s
 		f := clk.Now()
-		w, _, _ := restartGate(b, "k", f, clk.Now())
+		w, _, _ := gate(b, "k", f, clk.Now())
 		clk.Step(w)
-		restartGate(b, "k", f, clk.Now())
+		gate(b, "k", f, clk.Now())
 	}
 	clk.Step(11 * time.Minute) // ran for 11 minutes
 	f := clk.Now()
-	if _, _, blocked := restartGate(b, "k", f, clk.Now()); blocked {
+	if _, _, blocked := gate(b, "k", f, clk.Now()); blocked {
 		t.Fatal("held back after a long healthy run")
 	}
-	if w, _, blocked := restartGate(b, "k", clk.Now(), clk.Now()); !blocked || w != 10*time.Second {
+	if w, _, blocked := gate(b, "k", clk.Now(), clk.Now()); !blocked || w != 10*time.Second {
 		t.Fatalf("next back-off %v (blocked %v), want 10s", w, blocked)
 	}
+}
+
+// gate is what the kubelet does with a crashed container's back-off:
+// computePodActions holds the restart back while the back-off lasts, and
+// the restart it lets through is recorded.
+func gate(b *flowcontrol.Backoff, key string, finishedAt, now time.Time) (wait, left time.Duration, blocked bool) {
+	if h := restartHold(b, key, finishedAt); h.held {
+		return h.wait, finishedAt.Add(h.wait).Sub(now), true
+	}
+	recordRestart(b, key, finishedAt)
+	return 0, 0, false
 }
 
 func TestExpand(t *testing.T) {

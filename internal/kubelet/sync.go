@@ -121,61 +121,33 @@ func (k *Kubelet) finished(pod *v1.Pod) bool {
 }
 
 // run brings the runtime one step closer to the pod's spec and returns
-// when it wants to be called again (0: the default resync).
+// when it wants to be called again (0: the default resync). It gathers
+// what computePodActions decides from, and carries the plan out.
 func (k *Kubelet) run(ctx context.Context, pod *v1.Pod) time.Duration {
-	uid := pod.UID
 	if err := k.cfg.Volumes.Prepare(ctx, pod); err != nil {
 		k.event(pod, v1.EventTypeWarning, "FailedMount", err.Error())
 		return 2 * time.Second
 	}
-	rtp := k.state.get(uid)
+	in := k.syncInput(pod)
+	plan := computePodActions(in)
+	switch plan.sandbox {
+	case sandboxLeave:
+		return 0
+	case sandboxCreate:
+		if again, ok := k.newSandbox(ctx, pod, plan); !ok {
+			return again
+		}
+		// The containers start in the new sandbox in the same pass.
+		in = k.syncInput(pod)
+		if plan = computePodActions(in); plan.sandbox != sandboxKeep {
+			return time.Second
+		}
+	}
+	k.log.Debug("pod plan", "pod", podKey(pod), "plan", plan)
+	// The plan's own view of the runtime, not a newer one the relist may
+	// have put in the cache since: its sandbox is the one the plan is for.
+	rtp := in.runtime
 	sb := readySandbox(rtp)
-	if sb == nil {
-		if rtp != nil && len(rtp.Sandboxes) > 0 && !k.shouldRestartAnything(pod, rtp) {
-			return 0
-		}
-		// A sandbox that died takes its containers with it: upstream
-		// kills them and starts over in a new sandbox.
-		if rtp != nil && len(rtp.Sandboxes) > 0 {
-			_ = k.killPod(ctx, uid, pod, rtp, 0)
-		}
-		var attempt uint32
-		if rtp != nil && len(rtp.Sandboxes) > 0 {
-			attempt = rtp.Sandboxes[0].Attempt + 1
-		}
-		id, err := k.createSandbox(ctx, pod, attempt)
-		if err != nil {
-			k.event(pod, v1.EventTypeWarning, "FailedCreatePodSandBox", fmt.Sprintf("Failed to create pod sandbox: %v", err))
-			// A sandbox whose network failed stays behind, not ready, and
-			// holds its name: remove it so that the next attempt starts
-			// clean.
-			if k.state.refresh(ctx, k.rt, uid) == nil {
-				k.gcContainers(ctx, k.state.get(uid), "")
-			}
-			return 2 * time.Second
-		}
-		if err := k.state.refresh(ctx, k.rt, uid); err != nil {
-			return time.Second
-		}
-		rtp = k.state.get(uid)
-		sb = readySandbox(rtp)
-		if sb == nil {
-			k.log.Warn("new sandbox is not ready", "pod", podKey(pod), "sandbox", id)
-			return time.Second
-		}
-		k.networkReady(ctx, pod, sb)
-	}
-	byName := rtp.byName()
-	// Containers of an older sandbox do not count as this sandbox's runs.
-	for name, runs := range byName {
-		var cur []container
-		for _, c := range runs {
-			if c.SandboxID == sb.ID {
-				cur = append(cur, c)
-			}
-		}
-		byName[name] = cur
-	}
 
 	var again time.Duration
 	soonest := func(d time.Duration) {
@@ -183,117 +155,142 @@ func (k *Kubelet) run(ctx context.Context, pod *v1.Pod) time.Duration {
 			again = d
 		}
 	}
-	// Ephemeral containers come first, as upstream's: a debugger must be
-	// able to start while an init container keeps failing.
-	for _, i := range ephemeralToStart(pod, rtp.byName()) {
-		soonest(k.startEphemeral(ctx, pod, &pod.Spec.EphemeralContainers[i], sb, byName))
+	for _, s := range plan.ephemeral {
+		soonest(k.do(ctx, pod, sb, s))
 	}
-	for _, ec := range pod.Spec.EphemeralContainers {
-		if runs := byName[ec.Name]; len(runs) > 0 && runs[0].State == podstatus.Created && runs[0].StartedAt.IsZero() && time.Since(runs[0].CreatedAt) < createdGrace {
-			// Created but never started: a kubelet stopped between the
-			// two steps.
-			_, _ = k.rt.StartContainer(ctx, &runtimeapi.StartContainerRequest{ContainerId: runs[0].ID})
-		}
-	}
-	if k.resizeRunning(ctx, pod, sb, byName) {
+	if k.resizeRunning(ctx, pod, sb, runsIn(rtp, sb.ID)) {
 		return 100 * time.Millisecond
 	}
-	// Init containers one at a time, in order; sidecars among them keep
-	// running, and are probed and restarted as regular containers.
-	for i := range pod.Spec.InitContainers {
-		c := &pod.Spec.InitContainers[i]
-		runs := byName[c.Name]
-		if len(runs) == 0 {
-			continue
-		}
-		switch cur := runs[0]; {
-		case cur.State == podstatus.Created && cur.StartedAt.IsZero() && time.Since(cur.CreatedAt) < createdGrace:
-			// Created but never started: a kubelet stopped between the
-			// two steps. Start it now.
-			_, _ = k.rt.StartContainer(ctx, &runtimeapi.StartContainerRequest{ContainerId: cur.ID})
-		case cur.State == podstatus.Running && podstatus.IsSidecar(c):
-			if failed, why := k.probeFailed(pod, c, cur.ID); failed {
-				k.event(pod, v1.EventTypeNormal, "Killing", fmt.Sprintf("Container %s %s, will be restarted", c.Name, why))
-				k.stopContainer(ctx, pod, c, cur.ID, gracePeriod(pod))
-				soonest(time.Millisecond)
-				continue
-			}
-			k.clearWaiting(pod.UID, c.Name)
-		}
+	for _, s := range plan.steps {
+		soonest(k.do(ctx, pod, sb, s))
 	}
-	plan := planInit(pod, byName, k.sidecarStarted(pod.UID), time.Now())
-	if plan.failed {
+	if plan.initFailed {
 		return 0
 	}
-	// Once the regular containers are done for good, sidecars are not
-	// restarted but stopped (below), as upstream.
-	finishing := regularContainersDone(pod, byName)
-	if !finishing {
-		for _, i := range plan.start {
-			c := &pod.Spec.InitContainers[i]
-			soonest(k.startOrBackoff(ctx, pod, c, true, sb, allRuns(rtp, c.Name)))
-		}
-	}
-	if !plan.done {
-		return again
-	}
-
-	for i := range pod.Spec.Containers {
-		c := &pod.Spec.Containers[i]
-		runs := byName[c.Name]
-		if len(runs) == 0 {
-			if d := k.startOrBackoff(ctx, pod, c, false, sb, allRuns(rtp, c.Name)); d > 0 && (again == 0 || d < again) {
-				again = d
-			}
-			continue
-		}
-		cur := runs[0]
-		switch cur.State {
-		case podstatus.Running:
-			if failed, why := k.probeFailed(pod, c, cur.ID); failed {
-				k.event(pod, v1.EventTypeNormal, "Killing", fmt.Sprintf("Container %s %s, will be restarted", c.Name, why))
-				k.stopContainer(ctx, pod, c, cur.ID, gracePeriod(pod))
-				again = time.Millisecond
-				continue
-			}
-			k.clearWaiting(pod.UID, c.Name)
-		case podstatus.Created:
-			// Created but never started: a kubelet stopped between the two
-			// steps. Start it now.
-			if _, err := k.rt.StartContainer(ctx, &runtimeapi.StartContainerRequest{ContainerId: cur.ID}); err != nil {
-				k.event(pod, v1.EventTypeWarning, "Failed", fmt.Sprintf("Error: %v", err))
-			}
-		case podstatus.Exited:
-			if !shouldRestart(pod.Spec.RestartPolicy, cur.ExitCode) {
-				k.clearWaiting(pod.UID, c.Name)
-				continue
-			}
-			if d := k.startOrBackoff(ctx, pod, c, false, sb, allRuns(rtp, c.Name)); d > 0 && (again == 0 || d < again) {
-				again = d
-			}
-		}
-	}
-	if finishing {
-		k.stopSidecars(ctx, pod, byName, gracePeriod(pod))
-	}
-	k.gcContainers(ctx, rtp, sb.ID)
+	k.stopSidecars(ctx, pod, plan.stopSidecars, gracePeriod(pod))
+	k.removeGarbage(ctx, plan.garbage)
+	soonest(plan.requeue)
 	return again
 }
 
-// startEphemeral starts an ephemeral container, in its target's process
-// namespace when it names one; current holds the runs of this sandbox.
-func (k *Kubelet) startEphemeral(ctx context.Context, pod *v1.Pod, ec *v1.EphemeralContainer, sb *sandbox, current map[string][]container) time.Duration {
-	c := (*v1.Container)(&ec.EphemeralContainerCommon)
-	target, err := ephemeralTarget(ec, current)
+// syncInput gathers what computePodActions decides from: the runtime's
+// view of the pod, and the probes', back-off's and status's word on each
+// of its containers.
+func (k *Kubelet) syncInput(pod *v1.Pod) syncInput {
+	rtp := k.state.get(pod.UID)
+	in := syncInput{
+		pod:            pod,
+		runtime:        rtp,
+		probeFailed:    map[string]string{},
+		sidecarStarted: map[string]bool{},
+		backoff:        map[string]backoffHold{},
+		waiting:        map[string]string{},
+		now:            time.Now(),
+	}
+	for name, w := range k.waitingOf(pod.UID) {
+		in.waiting[name] = w.reason
+	}
+	sb := readySandbox(rtp)
+	if sb == nil {
+		return in
+	}
+	current, all := runsIn(rtp, sb.ID), rtp.byName()
+	// Sidecars are probed as regular containers; regular init containers
+	// are not.
+	look := func(c *v1.Container, probed bool) {
+		if r := current[c.Name]; probed && len(r) > 0 && r[0].State == podstatus.Running {
+			if failed, why := k.probeFailed(pod, c, r[0].ID); failed {
+				in.probeFailed[c.Name] = why
+			}
+			if podstatus.IsSidecar(c) {
+				in.sidecarStarted[c.Name] = k.sidecarStarted(pod.UID)(c, r[0].ID)
+			}
+		}
+		if r := all[c.Name]; len(r) > 0 && r[0].State == podstatus.Exited {
+			in.backoff[c.Name] = restartHold(k.backoff, backoffKey(pod, c), r[0].FinishedAt)
+		}
+	}
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		look(c, podstatus.IsSidecar(c))
+	}
+	for i := range pod.Spec.Containers {
+		look(&pod.Spec.Containers[i], true)
+	}
+	return in
+}
+
+// newSandbox replaces a pod's sandbox as plan says: what is left of the
+// old one is stopped, and the new one gets the pod's network. It reports
+// whether the new sandbox is ready, else when to try again.
+func (k *Kubelet) newSandbox(ctx context.Context, pod *v1.Pod, plan podActions) (time.Duration, bool) {
+	uid := pod.UID
+	if plan.killPod {
+		_ = k.killPod(ctx, uid, pod, k.state.get(uid), 0)
+	}
+	id, err := k.createSandbox(ctx, pod, plan.attempt)
 	if err != nil {
-		k.setWaiting(pod.UID, c.Name, "CreateContainerConfigError", err.Error())
-		k.event(pod, v1.EventTypeWarning, "Failed", "Error: "+err.Error())
-		return 2 * time.Second
+		k.event(pod, v1.EventTypeWarning, "FailedCreatePodSandBox", fmt.Sprintf("Failed to create pod sandbox: %v", err))
+		// A sandbox whose network failed stays behind, not ready, and
+		// holds its name: remove it so that the next attempt starts
+		// clean.
+		if k.state.refresh(ctx, k.rt, uid) == nil {
+			k.gcContainers(ctx, k.state.get(uid), "")
+		}
+		return 2 * time.Second, false
 	}
-	if err := k.startContainer(ctx, pod, startSpec{c: c, target: target}, sb, 0); err != nil {
-		return err.retry
+	if err := k.state.refresh(ctx, k.rt, uid); err != nil {
+		return time.Second, false
 	}
-	k.clearWaiting(pod.UID, c.Name)
+	sb := readySandbox(k.state.get(uid))
+	if sb == nil {
+		k.log.Warn("new sandbox is not ready", "pod", podKey(pod), "sandbox", id)
+		return time.Second, false
+	}
+	k.networkReady(ctx, pod, sb)
+	return 0, true
+}
+
+// do carries out one step of a plan in the sandbox sb, and returns when
+// to look at the pod again for what the doing found (0: no reason).
+func (k *Kubelet) do(ctx context.Context, pod *v1.Pod, sb *sandbox, s step) time.Duration {
+	switch s := s.(type) {
+	case startRun:
+		if !s.restartOf.IsZero() {
+			recordRestart(k.backoff, backoffKey(pod, s.c), s.restartOf)
+		}
+		if err := k.startContainer(ctx, pod, startSpec{c: s.c, init: s.init}, sb, s.attempt); err != nil {
+			return err.retry
+		}
+		k.clearWaiting(pod.UID, s.c.Name)
+	case startEphemeral:
+		c := (*v1.Container)(&pod.Spec.EphemeralContainers[s.index].EphemeralContainerCommon)
+		if s.targetErr != nil {
+			k.setWaiting(pod.UID, c.Name, "CreateContainerConfigError", s.targetErr.Error())
+			k.event(pod, v1.EventTypeWarning, "Failed", "Error: "+s.targetErr.Error())
+			return 2 * time.Second
+		}
+		if err := k.startContainer(ctx, pod, startSpec{c: c, target: s.target}, sb, 0); err != nil {
+			return err.retry
+		}
+		k.clearWaiting(pod.UID, c.Name)
+	case startCreated:
+		if _, err := k.rt.StartContainer(ctx, &runtimeapi.StartContainerRequest{ContainerId: s.id}); err != nil && s.report {
+			k.event(pod, v1.EventTypeWarning, "Failed", fmt.Sprintf("Error: %v", err))
+		}
+	case killRun:
+		k.event(pod, v1.EventTypeNormal, "Killing", fmt.Sprintf("Container %s %s, will be restarted", s.c.Name, s.reason))
+		k.stopContainer(ctx, pod, s.c, s.id, gracePeriod(pod))
+	case backOff:
+		if s.event {
+			k.event(pod, v1.EventTypeWarning, "BackOff", fmt.Sprintf("Back-off restarting failed container %s in pod %s_%s(%s)", s.name, pod.Name, pod.Namespace, pod.UID))
+		}
+		k.setWaiting(pod.UID, s.name, "CrashLoopBackOff", s.message)
+	case clearWaiting:
+		k.clearWaiting(pod.UID, s.name)
+	default:
+		panic(fmt.Sprintf("kubelet: unknown step %T", s))
+	}
 	return 0
 }
 
@@ -309,21 +306,16 @@ func (k *Kubelet) sidecarStarted(uid types.UID) func(c *v1.Container, id string)
 	}
 }
 
-// stopSidecars stops a pod's running sidecars, the last started first, as
-// upstream stops them after the regular containers.
-func (k *Kubelet) stopSidecars(ctx context.Context, pod *v1.Pod, runs map[string][]container, grace int64) {
+// stopSidecars stops sidecars in the order given, within grace seconds
+// for all of them.
+func (k *Kubelet) stopSidecars(ctx context.Context, pod *v1.Pod, sidecars []stopSidecar, grace int64) {
 	start := time.Now()
-	for i := len(pod.Spec.InitContainers) - 1; i >= 0; i-- {
-		c := &pod.Spec.InitContainers[i]
-		r := runs[c.Name]
-		if !podstatus.IsSidecar(c) || len(r) == 0 || (r[0].State != podstatus.Running && r[0].State != podstatus.Created) {
-			continue
-		}
+	for _, s := range sidecars {
 		left := grace - int64(time.Since(start).Seconds())
 		if grace > 0 && left < 2 {
 			left = 2
 		}
-		k.stopContainer(ctx, pod, c, r[0].ID, max(left, 0))
+		k.stopContainer(ctx, pod, s.c, s.id, max(left, 0))
 	}
 }
 
@@ -356,55 +348,8 @@ func (k *Kubelet) updateProbes(pod *v1.Pod) {
 	k.probes.Update(pod, running, ip)
 }
 
-// startOrBackoff starts a container's next run unless it is in back-off.
-func (k *Kubelet) startOrBackoff(ctx context.Context, pod *v1.Pod, c *v1.Container, init bool, sb *sandbox, runs []container) time.Duration {
-	var attempt uint32
-	if len(runs) > 0 {
-		attempt = runs[0].Attempt + 1
-		last := runs[0]
-		if last.State == podstatus.Exited {
-			if wait, left, blocked := restartGate(k.backoff, backoffKey(pod, c), last.FinishedAt, time.Now()); blocked {
-				msg := fmt.Sprintf("back-off %s restarting failed container=%s pod=%s_%s(%s)", wait, c.Name, pod.Name, pod.Namespace, pod.UID)
-				if w, ok := k.waitingOf(pod.UID)[c.Name]; !ok || w.reason != "CrashLoopBackOff" {
-					k.event(pod, v1.EventTypeWarning, "BackOff", fmt.Sprintf("Back-off restarting failed container %s in pod %s_%s(%s)", c.Name, pod.Name, pod.Namespace, pod.UID))
-				}
-				k.setWaiting(pod.UID, c.Name, "CrashLoopBackOff", msg)
-				return max(left, 10*time.Millisecond)
-			}
-		}
-	}
-	if err := k.startContainer(ctx, pod, startSpec{c: c, init: init}, sb, attempt); err != nil {
-		return err.retry
-	}
-	k.clearWaiting(pod.UID, c.Name)
-	return 0
-}
-
 func backoffKey(pod *v1.Pod, c *v1.Container) string {
 	return string(pod.UID) + "/" + c.Name
-}
-
-func shouldRestart(policy v1.RestartPolicy, exitCode int32) bool {
-	switch policy {
-	case v1.RestartPolicyNever:
-		return false
-	case v1.RestartPolicyOnFailure:
-		return exitCode != 0
-	}
-	return true
-}
-
-// shouldRestartAnything reports whether a pod whose sandbox is gone still
-// has containers to run; a finished Never pod does not get a new sandbox.
-func (k *Kubelet) shouldRestartAnything(pod *v1.Pod, rtp *podRuntime) bool {
-	byName := rtp.byName()
-	for _, c := range pod.Spec.Containers {
-		runs := byName[c.Name]
-		if len(runs) == 0 || runs[0].State != podstatus.Exited || shouldRestart(pod.Spec.RestartPolicy, runs[0].ExitCode) {
-			return true
-		}
-	}
-	return false
 }
 
 func (k *Kubelet) probeFailed(pod *v1.Pod, c *v1.Container, id string) (bool, string) {
@@ -422,13 +367,6 @@ func readySandbox(rtp *podRuntime) *sandbox {
 		return nil
 	}
 	return &rtp.Sandboxes[0]
-}
-
-func allRuns(rtp *podRuntime, name string) []container {
-	if rtp == nil {
-		return nil
-	}
-	return rtp.byName()[name]
 }
 
 func anyRunning(rtp *podRuntime) bool {
@@ -455,36 +393,18 @@ func gracePeriod(pod *v1.Pod) int64 {
 	return v1.DefaultTerminationGracePeriodSeconds
 }
 
-// gcContainers removes exited runs beyond the two newest of each
-// container (the current and the previous, for logs --previous) and the
-// containers of sandboxes that are no longer current.
+// gcContainers removes the pod's garbage (see garbageOf) around the
+// sandbox current.
 func (k *Kubelet) gcContainers(ctx context.Context, rtp *podRuntime, current string) {
-	if rtp == nil {
-		return
+	k.removeGarbage(ctx, garbageOf(rtp, current))
+}
+
+func (k *Kubelet) removeGarbage(ctx context.Context, g garbage) {
+	for _, id := range g.containers {
+		_, _ = k.rt.RemoveContainer(ctx, &runtimeapi.RemoveContainerRequest{ContainerId: id})
 	}
-	seen := map[string]int{}
-	for _, c := range rtp.Containers {
-		if c.State != podstatus.Exited {
-			continue
-		}
-		seen[c.Name]++
-		if seen[c.Name] > 2 {
-			_, _ = k.rt.RemoveContainer(ctx, &runtimeapi.RemoveContainerRequest{ContainerId: c.ID})
-		}
-	}
-	for _, s := range rtp.Sandboxes {
-		if s.ID == current || s.Ready {
-			continue
-		}
-		hasContainers := false
-		for _, c := range rtp.Containers {
-			if c.SandboxID == s.ID {
-				hasContainers = true
-			}
-		}
-		if !hasContainers {
-			_, _ = k.rt.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: s.ID})
-		}
+	for _, id := range g.sandboxes {
+		_, _ = k.rt.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: id})
 	}
 }
 
@@ -558,7 +478,7 @@ func (k *Kubelet) killPod(ctx context.Context, uid types.UID, pod *v1.Pod, rtp *
 		if grace > 0 && left < 2 {
 			left = 2
 		}
-		k.stopSidecars(ctx, pod, runs, max(left, 0))
+		k.stopSidecars(ctx, pod, sidecarsToStop(pod, runs), max(left, 0))
 	}
 	k.stopSandboxes(ctx, rtp)
 	return nil
