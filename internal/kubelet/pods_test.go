@@ -40,11 +40,13 @@ type harness struct {
 	rt     *fakeruntime.Runtime
 	client *fake.Clientset
 	events *record.FakeRecorder
+	// timeout bounds every wait.
+	timeout time.Duration
 }
 
 func start(t *testing.T) *harness {
 	t.Helper()
-	h := &harness{t: t, rt: fakeruntime.New(), client: fake.NewClientset(), events: record.NewFakeRecorder(1000)}
+	h := &harness{t: t, rt: fakeruntime.New(), client: fake.NewClientset(), events: record.NewFakeRecorder(1000), timeout: 10 * time.Second}
 	h.rt.AddImage("busybox", 1<<20)
 	k := kubelet.New(kubelet.Config{
 		NodeName: node, Client: h.client, Runtime: h.rt, Volumes: noVolumes{},
@@ -98,7 +100,7 @@ func (h *harness) create(p *v1.Pod) {
 func (h *harness) waitPod(p *v1.Pod, ok func(*v1.Pod) string) *v1.Pod {
 	h.t.Helper()
 	var why string
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(h.timeout); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
 		got, err := h.client.CoreV1().Pods(p.Namespace).Get(context.Background(), p.Name, metav1.GetOptions{})
 		if err != nil {
 			why = err.Error()
@@ -114,7 +116,7 @@ func (h *harness) waitPod(p *v1.Pod, ok func(*v1.Pod) string) *v1.Pod {
 
 func (h *harness) wait(what string, ok func() bool) {
 	h.t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(h.timeout); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
 		if ok() {
 			return
 		}
@@ -274,6 +276,26 @@ func TestRestartPolicy(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A container that exits at once, before the kubelet has looked at the
+// runtime again after starting it (here: while its postStart hook runs),
+// is restarted at once too, not at the next resync.
+func TestImmediateExitIsRestarted(t *testing.T) {
+	h := start(t)
+	p := newPod("quick", v1.RestartPolicyAlways, "main")
+	p.Spec.Containers[0].Lifecycle = &v1.Lifecycle{PostStart: &v1.LifecycleHandler{Exec: &v1.ExecAction{Command: []string{"true"}}}}
+	h.rt.SetExecHandler(func(_ context.Context, id string, _ []string) ([]byte, []byte, int32, error) {
+		for _, c := range h.containers(p) {
+			if c.Id == id && c.Metadata.Attempt == 0 {
+				_ = h.rt.Exit(id, 1, "", "")
+			}
+		}
+		return nil, nil, 0, nil
+	})
+	h.create(p)
+	h.timeout = 3 * time.Second
+	h.running(p, "main", 1)
 }
 
 func TestCrashLoopBackOff(t *testing.T) {
