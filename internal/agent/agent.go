@@ -20,6 +20,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"google.golang.org/grpc"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -35,12 +36,12 @@ import (
 	"github.com/orca-project/orca/internal/agent/supervisor"
 	"github.com/orca-project/orca/internal/auth/delegating"
 	"github.com/orca-project/orca/internal/auth/pki"
+	"github.com/orca-project/orca/internal/cri"
+	"github.com/orca-project/orca/internal/cri/containerd"
 	"github.com/orca-project/orca/internal/imagebuild"
 	"github.com/orca-project/orca/internal/images"
 	"github.com/orca-project/orca/internal/kubelet"
 	"github.com/orca-project/orca/internal/kubelet/cgroups"
-	"github.com/orca-project/orca/internal/kubelet/containerd"
-	"github.com/orca-project/orca/internal/kubelet/cri"
 	"github.com/orca-project/orca/internal/kubelet/csi"
 	"github.com/orca-project/orca/internal/kubelet/eviction"
 	"github.com/orca-project/orca/internal/kubelet/imagegc"
@@ -769,8 +770,14 @@ func waitPodCIDR(ctx context.Context, client kubernetes.Interface, node, given s
 	}
 }
 
+// runtimeStatus is the part of the CRI that node status reports.
+type runtimeStatus interface {
+	Status(ctx context.Context, in *runtimeapi.StatusRequest, opts ...grpc.CallOption) (*runtimeapi.StatusResponse, error)
+	ListImages(ctx context.Context, in *runtimeapi.ListImagesRequest, opts ...grpc.CallOption) (*runtimeapi.ListImagesResponse, error)
+}
+
 // observeRuntime fills the runtime's readiness and the node's images.
-func observeRuntime(ctx context.Context, rt *cri.Client, m *nodestatus.Machine) {
+func observeRuntime(ctx context.Context, rt runtimeStatus, m *nodestatus.Machine) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	st, err := rt.Status(ctx, &runtimeapi.StatusRequest{})

@@ -6,14 +6,15 @@ import (
 	"strings"
 	"time"
 
+	"google.golang.org/grpc"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/record"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/orca-project/orca/internal/cri"
 	"github.com/orca-project/orca/internal/kubelet/credentials"
-	"github.com/orca-project/orca/internal/kubelet/cri"
 	"github.com/orca-project/orca/internal/kubelet/imagemount"
 )
 
@@ -21,10 +22,16 @@ import (
 // kubelet pulls container images (with the pod's pull secrets and the same
 // events), and mounts them through containerd's own API.
 type imageVolumes struct {
-	rt       *cri.Client
+	rt       imageService
 	client   kubernetes.Interface
 	mounter  *imagemount.Mounter
 	recorder record.EventRecorder
+}
+
+// imageService is the part of the CRI that image volumes use.
+type imageService interface {
+	credentials.Puller
+	ImageStatus(ctx context.Context, in *runtimeapi.ImageStatusRequest, opts ...grpc.CallOption) (*runtimeapi.ImageStatusResponse, error)
 }
 
 func newImageVolumes(rt *cri.Client, client kubernetes.Interface, recorder record.EventRecorder) *imageVolumes {

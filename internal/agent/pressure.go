@@ -13,9 +13,9 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"github.com/orca-project/orca/internal/agent/supervisor"
+	"github.com/orca-project/orca/internal/cri"
 	"github.com/orca-project/orca/internal/imagebuild"
 	"github.com/orca-project/orca/internal/kubelet"
-	"github.com/orca-project/orca/internal/kubelet/cri"
 	"github.com/orca-project/orca/internal/kubelet/eviction"
 	"github.com/orca-project/orca/internal/kubelet/imagegc"
 	"github.com/orca-project/orca/internal/kubelet/logrotate"

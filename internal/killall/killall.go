@@ -31,8 +31,8 @@ import (
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/orca-project/orca/internal/cri"
 	"github.com/orca-project/orca/internal/images"
-	"github.com/orca-project/orca/internal/kubelet/cri"
 )
 
 // DefaultBridge is the bridge a node's pods attach to unless told

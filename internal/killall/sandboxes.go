@@ -6,14 +6,22 @@ import (
 	"fmt"
 	"time"
 
+	"google.golang.org/grpc"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
+
+// sandboxRuntime is the part of the CRI that removing sandboxes uses.
+type sandboxRuntime interface {
+	ListPodSandbox(ctx context.Context, in *runtimeapi.ListPodSandboxRequest, opts ...grpc.CallOption) (*runtimeapi.ListPodSandboxResponse, error)
+	StopPodSandbox(ctx context.Context, in *runtimeapi.StopPodSandboxRequest, opts ...grpc.CallOption) (*runtimeapi.StopPodSandboxResponse, error)
+	RemovePodSandbox(ctx context.Context, in *runtimeapi.RemovePodSandboxRequest, opts ...grpc.CallOption) (*runtimeapi.RemovePodSandboxResponse, error)
+}
 
 // removeSandboxes stops and removes every pod sandbox of a runtime, which
 // stops their containers and has the runtime tear down their networking
 // through CNI (veths, addresses, port mappings, network namespaces), the
 // part that killing processes would leave behind. It returns how many went.
-func removeSandboxes(ctx context.Context, rt runtimeapi.RuntimeServiceClient) (int, error) {
+func removeSandboxes(ctx context.Context, rt sandboxRuntime) (int, error) {
 	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	list, err := rt.ListPodSandbox(lctx, &runtimeapi.ListPodSandboxRequest{})
 	cancel()

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/grpc"
 	v1 "k8s.io/api/core/v1"
 	nodev1 "k8s.io/api/node/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -35,10 +36,44 @@ import (
 	"github.com/orca-project/orca/internal/kubelet/prober"
 )
 
-// Runtime is the CRI the kubelet drives.
+// Runtime is the part of the CRI the kubelet drives: what its pod
+// workers, relist, resizes, hooks and streaming call. The methods keep the
+// generated clients' signatures so that a *cri.Client is a Runtime as it
+// is; the kubelet's subpackages (image GC, log rotation, stats, the
+// prober) declare their own smaller parts.
 type Runtime interface {
-	runtimeapi.RuntimeServiceClient
-	runtimeapi.ImageServiceClient
+	runtimeReader
+
+	RunPodSandbox(ctx context.Context, in *runtimeapi.RunPodSandboxRequest, opts ...grpc.CallOption) (*runtimeapi.RunPodSandboxResponse, error)
+	StopPodSandbox(ctx context.Context, in *runtimeapi.StopPodSandboxRequest, opts ...grpc.CallOption) (*runtimeapi.StopPodSandboxResponse, error)
+	RemovePodSandbox(ctx context.Context, in *runtimeapi.RemovePodSandboxRequest, opts ...grpc.CallOption) (*runtimeapi.RemovePodSandboxResponse, error)
+
+	CreateContainer(ctx context.Context, in *runtimeapi.CreateContainerRequest, opts ...grpc.CallOption) (*runtimeapi.CreateContainerResponse, error)
+	StartContainer(ctx context.Context, in *runtimeapi.StartContainerRequest, opts ...grpc.CallOption) (*runtimeapi.StartContainerResponse, error)
+	StopContainer(ctx context.Context, in *runtimeapi.StopContainerRequest, opts ...grpc.CallOption) (*runtimeapi.StopContainerResponse, error)
+	RemoveContainer(ctx context.Context, in *runtimeapi.RemoveContainerRequest, opts ...grpc.CallOption) (*runtimeapi.RemoveContainerResponse, error)
+	UpdateContainerResources(ctx context.Context, in *runtimeapi.UpdateContainerResourcesRequest, opts ...grpc.CallOption) (*runtimeapi.UpdateContainerResourcesResponse, error)
+	ContainerStats(ctx context.Context, in *runtimeapi.ContainerStatsRequest, opts ...grpc.CallOption) (*runtimeapi.ContainerStatsResponse, error)
+
+	// ExecSync runs lifecycle hooks and exec probes.
+	ExecSync(ctx context.Context, in *runtimeapi.ExecSyncRequest, opts ...grpc.CallOption) (*runtimeapi.ExecSyncResponse, error)
+	// Exec, Attach and PortForward hand streams to the runtime's
+	// streaming server.
+	Exec(ctx context.Context, in *runtimeapi.ExecRequest, opts ...grpc.CallOption) (*runtimeapi.ExecResponse, error)
+	Attach(ctx context.Context, in *runtimeapi.AttachRequest, opts ...grpc.CallOption) (*runtimeapi.AttachResponse, error)
+	PortForward(ctx context.Context, in *runtimeapi.PortForwardRequest, opts ...grpc.CallOption) (*runtimeapi.PortForwardResponse, error)
+
+	ImageStatus(ctx context.Context, in *runtimeapi.ImageStatusRequest, opts ...grpc.CallOption) (*runtimeapi.ImageStatusResponse, error)
+	PullImage(ctx context.Context, in *runtimeapi.PullImageRequest, opts ...grpc.CallOption) (*runtimeapi.PullImageResponse, error)
+}
+
+// runtimeReader is what the kubelet's view of the runtime (relist and
+// refresh) reads.
+type runtimeReader interface {
+	ListPodSandbox(ctx context.Context, in *runtimeapi.ListPodSandboxRequest, opts ...grpc.CallOption) (*runtimeapi.ListPodSandboxResponse, error)
+	PodSandboxStatus(ctx context.Context, in *runtimeapi.PodSandboxStatusRequest, opts ...grpc.CallOption) (*runtimeapi.PodSandboxStatusResponse, error)
+	ListContainers(ctx context.Context, in *runtimeapi.ListContainersRequest, opts ...grpc.CallOption) (*runtimeapi.ListContainersResponse, error)
+	ContainerStatus(ctx context.Context, in *runtimeapi.ContainerStatusRequest, opts ...grpc.CallOption) (*runtimeapi.ContainerStatusResponse, error)
 }
 
 // Volumes prepares a pod's volumes on the host and mounts them into its
@@ -100,6 +135,9 @@ type Config struct {
 	// eviction manager refuses pods under node pressure): a refused pod
 	// fails with the reason and "Pod was rejected: " and the message.
 	Admit func(pod *v1.Pod) (ok bool, reason, message string)
+	// RelistPeriod is how often the runtime is listed to notice
+	// containers that changed on their own (1 s, upstream's PLEG period).
+	RelistPeriod time.Duration
 }
 
 // PodCgroups keeps the pods' cgroups.
@@ -172,6 +210,9 @@ func New(cfg Config) *Kubelet {
 	}
 	if cfg.NodeHostsFile == "" {
 		cfg.NodeHostsFile = "/etc/hosts"
+	}
+	if cfg.RelistPeriod <= 0 {
+		cfg.RelistPeriod = time.Second
 	}
 	k := &Kubelet{
 		cfg:         cfg,
@@ -276,18 +317,22 @@ func (k *Kubelet) Run(ctx context.Context) error {
 	return nil
 }
 
-// relistLoop is upstream's PLEG: every second, compare the runtime with the
-// last view and wake the workers of pods whose containers changed.
+// relistLoop is upstream's PLEG: every RelistPeriod, compare the runtime
+// with what the previous relist saw and wake the workers of pods whose
+// containers changed. The comparison is with the relist's own record, as
+// upstream's PLEG keeps its own: a worker's refresh also updates the
+// shared view, and a container that exited just before that refresh
+// would otherwise look unchanged here and wait for the next resync.
 func (k *Kubelet) relistLoop(ctx context.Context) {
-	t := time.NewTicker(time.Second)
+	t := time.NewTicker(k.cfg.RelistPeriod)
 	defer t.Stop()
+	before := k.state.fingerprints()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		before := k.state.fingerprints()
 		if err := k.state.relist(ctx, k.rt); err != nil {
 			if ctx.Err() == nil {
 				k.log.Warn("runtime relist failed", "err", err)
@@ -305,6 +350,7 @@ func (k *Kubelet) relistLoop(ctx context.Context) {
 				k.kick(uid)
 			}
 		}
+		before = after
 	}
 }
 

@@ -93,17 +93,17 @@ func newRuntimeState() *runtimeState {
 }
 
 // relist reads every sandbox and container from the runtime.
-func (s *runtimeState) relist(ctx context.Context, rt Runtime) error {
+func (s *runtimeState) relist(ctx context.Context, rt runtimeReader) error {
 	return s.read(ctx, rt, "")
 }
 
 // refresh re-reads one pod, right after the kubelet changed it, so that
 // its next decision does not wait for the periodic relist.
-func (s *runtimeState) refresh(ctx context.Context, rt Runtime, uid types.UID) error {
+func (s *runtimeState) refresh(ctx context.Context, rt runtimeReader, uid types.UID) error {
 	return s.read(ctx, rt, uid)
 }
 
-func (s *runtimeState) read(ctx context.Context, rt Runtime, only types.UID) error {
+func (s *runtimeState) read(ctx context.Context, rt runtimeReader, only types.UID) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	sbReq := &runtimeapi.ListPodSandboxRequest{}

@@ -34,10 +34,10 @@ import (
 
 	"github.com/orca-project/orca/internal/agent"
 	"github.com/orca-project/orca/internal/agent/join"
+	"github.com/orca-project/orca/internal/cri"
 	"github.com/orca-project/orca/internal/imagebuild"
 	"github.com/orca-project/orca/internal/images"
 	"github.com/orca-project/orca/internal/kubectl"
-	"github.com/orca-project/orca/internal/kubelet/cri"
 	"github.com/orca-project/orca/internal/kubelet/eviction"
 	"github.com/orca-project/orca/internal/kubelet/imagegc"
 	"github.com/orca-project/orca/internal/server"

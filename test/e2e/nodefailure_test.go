@@ -18,8 +18,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/orca-project/orca/internal/controller/nodelifecycle"
+	"github.com/orca-project/orca/internal/cri"
 	"github.com/orca-project/orca/internal/images"
-	"github.com/orca-project/orca/internal/kubelet/cri"
 )
 
 // The e2e server's node lifecycle settings (main_test.go): a node is

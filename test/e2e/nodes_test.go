@@ -18,8 +18,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/orca-project/orca/internal/cri"
 	"github.com/orca-project/orca/internal/images"
-	"github.com/orca-project/orca/internal/kubelet/cri"
 )
 
 // The test network: a bridge on this machine that the main node (in the

@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/orca-project/orca/internal/kubelet/cri"
+	"github.com/orca-project/orca/internal/cri"
 )
 
 // criState reports the state of a container, and whether any sandbox of
