@@ -36,11 +36,13 @@ func (r *Runtime) ExecSync(ctx context.Context, in *runtimeapi.ExecSyncRequest, 
 		defer cancel()
 	}
 	stdout, stderr, code, err := h(ctx, in.ContainerId, in.Cmd)
-	if err != nil {
-		return nil, err
-	}
+	// A command that outran its timeout is reported as containerd does,
+	// whatever the handler made of its ended context.
 	if ctx.Err() == context.DeadlineExceeded && in.Timeout > 0 {
 		return nil, status.Errorf(codes.DeadlineExceeded, "timeout %s exceeded", time.Duration(in.Timeout)*time.Second)
+	}
+	if err != nil {
+		return nil, err
 	}
 	return &runtimeapi.ExecSyncResponse{Stdout: stdout, Stderr: stderr, ExitCode: code}, nil
 }
