@@ -20,12 +20,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
@@ -81,8 +78,7 @@ func New(client kubernetes.Interface, factory informers.SharedInformerFactory, m
 		nodeLister: nodeInf.Lister(),
 		synced: []cache.InformerSynced{dsInf.Informer().HasSynced, revInf.Informer().HasSynced,
 			podInf.Informer().HasSynced, nodeInf.Informer().HasSynced},
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "daemonset", MetricsProvider: metrics}),
+		queue:        controllerutil.NewQueue[string]("daemonset", metrics),
 		expectations: controllerutil.NewExpectations(),
 		podControl:   controllerutil.PodControl{Client: client, Recorder: recorder},
 		events:       events,
@@ -141,23 +137,11 @@ func (c *Controller) Name() string { return "daemonset" }
 
 // Run processes DaemonSets until ctx ends.
 func (c *Controller) Run(ctx context.Context, workers int) error {
-	defer utilruntime.HandleCrash()
-	defer c.queue.ShutDown()
-	c.events.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.client.CoreV1().Events("")})
-	defer c.events.Shutdown()
-	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
-		return fmt.Errorf("daemonset: caches did not sync")
-	}
-	for range workers {
-		go wait.UntilWithContext(ctx, c.worker, time.Second)
-	}
-	go wait.UntilWithContext(ctx, func(context.Context) { c.backoff.GC() }, time.Minute)
-	<-ctx.Done()
-	return nil
-}
-
-func (c *Controller) worker(ctx context.Context) {
-	controllerutil.ProcessQueue(ctx, c.queue, c.sync, c.log, "daemonset")
+	return controllerutil.Loop{
+		Name: "daemonset", Events: c.events, Client: c.client, Synced: c.synced,
+		Workers:   []controllerutil.Workers{controllerutil.NewWorkers(workers, c.queue, c.sync, c.log, "daemonset")},
+		Alongside: []func(context.Context){controllerutil.Every(time.Minute, func(context.Context) { c.backoff.GC() })},
+	}.Run(ctx)
 }
 
 func (c *Controller) enqueue(obj any) {

@@ -19,12 +19,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
@@ -65,12 +62,11 @@ func newController(k *kind, client kubernetes.Interface, factory informers.Share
 	podInf := factory.Core().V1().Pods()
 	events := record.NewBroadcaster()
 	c := &Controller{
-		kind:   k,
-		client: client,
-		pods:   podInf.Lister(),
-		synced: []cache.InformerSynced{podInf.Informer().HasSynced, k.informer.HasSynced},
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: k.name, MetricsProvider: metrics}),
+		kind:         k,
+		client:       client,
+		pods:         podInf.Lister(),
+		synced:       []cache.InformerSynced{podInf.Informer().HasSynced, k.informer.HasSynced},
+		queue:        controllerutil.NewQueue[string](k.name, metrics),
 		expectations: controllerutil.NewExpectations(),
 		events:       events,
 		podControl: controllerutil.PodControl{Client: client,
@@ -212,22 +208,10 @@ func (c *Controller) deletePod(obj any) {
 
 // Run processes keys until ctx ends.
 func (c *Controller) Run(ctx context.Context, workers int) error {
-	defer utilruntime.HandleCrash()
-	c.events.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.client.CoreV1().Events("")})
-	defer c.events.Shutdown()
-	defer c.queue.ShutDown()
-	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
-		return fmt.Errorf("%s: caches did not sync", c.kind.name)
-	}
-	for range workers {
-		go wait.UntilWithContext(ctx, c.worker, time.Second)
-	}
-	<-ctx.Done()
-	return nil
-}
-
-func (c *Controller) worker(ctx context.Context) {
-	controllerutil.ProcessQueue(ctx, c.queue, c.sync, c.log, "key")
+	return controllerutil.Loop{
+		Name: c.kind.name, Events: c.events, Client: c.client, Synced: c.synced,
+		Workers: []controllerutil.Workers{controllerutil.NewWorkers(workers, c.queue, c.sync, c.log, "key")},
+	}.Run(ctx)
 }
 
 func (c *Controller) sync(ctx context.Context, k string) error {
