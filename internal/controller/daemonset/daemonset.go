@@ -50,6 +50,7 @@ type Controller struct {
 	dsLister   appslisters.DaemonSetLister
 	revLister  appslisters.ControllerRevisionLister
 	podLister  corelisters.PodLister
+	podIndex   cache.Indexer
 	nodeLister corelisters.NodeLister
 	synced     []cache.InformerSynced
 	queue      workqueue.TypedRateLimitingInterface[string]
@@ -75,6 +76,7 @@ func New(client kubernetes.Interface, factory informers.SharedInformerFactory, m
 		dsLister:   dsInf.Lister(),
 		revLister:  revInf.Lister(),
 		podLister:  podInf.Lister(),
+		podIndex:   podInf.Informer().GetIndexer(),
 		nodeLister: nodeInf.Lister(),
 		synced: []cache.InformerSynced{dsInf.Informer().HasSynced, revInf.Informer().HasSynced,
 			podInf.Informer().HasSynced, nodeInf.Informer().HasSynced},
@@ -85,6 +87,9 @@ func New(client kubernetes.Interface, factory informers.SharedInformerFactory, m
 		recorder:     recorder,
 		backoff:      flowcontrol.NewBackOff(failedPodBackoffInitial, failedPodBackoffMax),
 		log:          log.With("controller", "daemonset"),
+	}
+	if err := controllerutil.AddPodControllerIndex(podInf.Informer()); err != nil {
+		return nil, fmt.Errorf("daemonset: pod index: %w", err)
 	}
 	handlers := []struct {
 		inf cache.SharedIndexInformer
@@ -376,7 +381,7 @@ func (c *Controller) controlledRevisions(ds *appsv1.DaemonSet, selector labels.S
 // nodesToDaemonPods claims the DaemonSet's pods and groups them by the
 // node they are for, leaving out finished pods already being deleted.
 func (c *Controller) nodesToDaemonPods(ctx context.Context, ds *appsv1.DaemonSet, selector labels.Selector) (map[string][]*v1.Pod, error) {
-	all, err := c.podLister.Pods(ds.Namespace).List(labels.Everything())
+	all, err := controllerutil.ControlledPods(c.podIndex, ds, true)
 	if err != nil {
 		return nil, fmt.Errorf("list pods: %w", err)
 	}

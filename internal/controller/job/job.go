@@ -48,8 +48,10 @@ type Controller struct {
 	client    kubernetes.Interface
 	jobLister batchlisters.JobLister
 	podLister corelisters.PodLister
-	synced    []cache.InformerSynced
-	queue     workqueue.TypedRateLimitingInterface[string]
+	// podIndex finds a Job's pods by controller (PodControllerIndex).
+	podIndex cache.Indexer
+	synced   []cache.InformerSynced
+	queue    workqueue.TypedRateLimitingInterface[string]
 
 	expectations *controllerutil.Expectations
 	podControl   controllerutil.PodControl
@@ -69,6 +71,7 @@ func New(client kubernetes.Interface, factory informers.SharedInformerFactory, m
 		client:       client,
 		jobLister:    jobInf.Lister(),
 		podLister:    podInf.Lister(),
+		podIndex:     podInf.Informer().GetIndexer(),
 		synced:       []cache.InformerSynced{jobInf.Informer().HasSynced, podInf.Informer().HasSynced},
 		queue:        controllerutil.NewQueue[string]("job", metrics),
 		expectations: controllerutil.NewExpectations(),
@@ -77,6 +80,9 @@ func New(client kubernetes.Interface, factory informers.SharedInformerFactory, m
 		recorder:     recorder,
 		clock:        clock.RealClock{},
 		log:          log.With("controller", "job"),
+	}
+	if err := controllerutil.AddPodControllerIndex(podInf.Informer()); err != nil {
+		return nil, fmt.Errorf("job: pod index: %w", err)
 	}
 	if _, err := jobInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.enqueue,
@@ -131,7 +137,7 @@ func (c *Controller) jobDeleted(obj any) {
 	key, _ := cache.MetaNamespaceKeyFunc(j)
 	c.expectations.Delete(key)
 	// Its pods may still carry the tracking finalizer.
-	pods, err := c.podLister.Pods(j.Namespace).List(labelsEverything)
+	pods, err := controllerutil.ControlledPods(c.podIndex, j, false)
 	if err != nil {
 		return
 	}

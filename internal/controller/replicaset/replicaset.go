@@ -36,9 +36,11 @@ const BurstReplicas = 500
 
 // Controller reconciles one kind. Keys are namespace/name.
 type Controller struct {
-	kind         *kind
-	client       kubernetes.Interface
-	pods         corelisters.PodLister
+	kind   *kind
+	client kubernetes.Interface
+	pods   corelisters.PodLister
+	// podIndex finds pods by controller (PodControllerIndex).
+	podIndex     cache.Indexer
 	synced       []cache.InformerSynced
 	queue        workqueue.TypedRateLimitingInterface[string]
 	expectations *controllerutil.Expectations
@@ -65,6 +67,7 @@ func newController(k *kind, client kubernetes.Interface, factory informers.Share
 		kind:         k,
 		client:       client,
 		pods:         podInf.Lister(),
+		podIndex:     podInf.Informer().GetIndexer(),
 		synced:       []cache.InformerSynced{podInf.Informer().HasSynced, k.informer.HasSynced},
 		queue:        controllerutil.NewQueue[string](k.name, metrics),
 		expectations: controllerutil.NewExpectations(),
@@ -73,6 +76,9 @@ func newController(k *kind, client kubernetes.Interface, factory informers.Share
 			Recorder: events.NewRecorder(scheme.Scheme, v1.EventSource{Component: k.component})},
 		log: log.With("controller", k.name),
 		now: time.Now,
+	}
+	if err := controllerutil.AddPodControllerIndex(podInf.Informer()); err != nil {
+		return nil, fmt.Errorf("%s: pod index: %w", k.name, err)
 	}
 	if _, err := k.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.enqueueOwner,
@@ -236,7 +242,8 @@ func (c *Controller) sync(ctx context.Context, k string) error {
 	}
 	needsSync := c.expectations.Satisfied(k)
 
-	all, err := c.pods.Pods(ns).List(labels.Everything())
+	// Its own pods and the orphans it may adopt: no other pod concerns it.
+	all, err := controllerutil.ControlledPods(c.podIndex, rs, true)
 	if err != nil {
 		return fmt.Errorf("list pods: %w", err)
 	}
@@ -355,20 +362,22 @@ func (c *Controller) relatedPods(rs *appsv1.ReplicaSet, own []*v1.Pod) []*v1.Pod
 	if err != nil {
 		return own
 	}
-	family := map[string]bool{}
+	var family []*appsv1.ReplicaSet
 	for _, s := range siblings {
 		if r := metav1.GetControllerOf(s); r != nil && r.UID == ctrl.UID {
-			family[string(s.UID)] = true
+			family = append(family, s)
 		}
 	}
-	pods, err := c.pods.Pods(rs.Namespace).List(labels.Everything())
-	if err != nil {
-		return own
-	}
 	var out []*v1.Pod
-	for _, p := range pods {
-		if r := metav1.GetControllerOf(p); r != nil && family[string(r.UID)] && controllerutil.IsPodActive(p) {
-			out = append(out, p)
+	for _, s := range family {
+		pods, err := controllerutil.ControlledPods(c.podIndex, s, false)
+		if err != nil {
+			return own
+		}
+		for _, p := range pods {
+			if controllerutil.IsPodActive(p) {
+				out = append(out, p)
+			}
 		}
 	}
 	return out

@@ -43,6 +43,7 @@ type Controller struct {
 	client       kubernetes.Interface
 	sets         appslisters.StatefulSetLister
 	pods         corelisters.PodLister
+	podIndex     cache.Indexer
 	revisions    appslisters.ControllerRevisionLister
 	claims       corelisters.PersistentVolumeClaimLister
 	synced       []cache.InformerSynced
@@ -66,6 +67,7 @@ func New(client kubernetes.Interface, factory informers.SharedInformerFactory, m
 		client:    client,
 		sets:      setInf.Lister(),
 		pods:      podInf.Lister(),
+		podIndex:  podInf.Informer().GetIndexer(),
 		revisions: revInf.Lister(),
 		claims:    pvcInf.Lister(),
 		synced: []cache.InformerSynced{setInf.Informer().HasSynced, podInf.Informer().HasSynced,
@@ -79,6 +81,9 @@ func New(client kubernetes.Interface, factory informers.SharedInformerFactory, m
 		recorder:   events.NewRecorder(scheme.Scheme, v1.EventSource{Component: ComponentName}),
 		log:        log.With("controller", Name),
 		now:        time.Now,
+	}
+	if err := controllerutil.AddPodControllerIndex(podInf.Informer()); err != nil {
+		return nil, fmt.Errorf("statefulset: pod index: %w", err)
 	}
 	if _, err := setInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.enqueue,
