@@ -122,7 +122,7 @@ func DefaultControllers() []Descriptor {
 			return replicaset.NewReplicationController(c.Client, c.Informers, c.QueueMetrics, c.Log)
 		}},
 		{Name: "resourcequota", Workers: 5, New: func(c *Context) (Controller, error) {
-			return resourcequota.New(c.Client, c.Informers), nil
+			return resourcequota.New(c.Client, c.Informers, c.QueueMetrics, c.Log), nil
 		}},
 		{Name: "taint-eviction-controller", Workers: 8, New: func(c *Context) (Controller, error) {
 			return tainteviction.New(c.Client, c.Informers, c.QueueMetrics, c.Log)

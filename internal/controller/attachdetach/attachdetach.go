@@ -29,8 +29,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -82,9 +80,8 @@ func New(client kubernetes.Interface, factory informers.SharedInformerFactory, m
 			volumeInf.Informer().HasSynced, driverInf.Informer().HasSynced, vaInf.Informer().HasSynced, nodeInf.Informer().HasSynced},
 		clock:    time.Now,
 		unneeded: map[string]time.Time{},
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "volume_attachments", MetricsProvider: metrics}),
-		log: log.With("controller", Name),
+		queue:    controllerutil.NewQueue[string]("volume_attachments", metrics),
+		log:      log.With("controller", Name),
 	}
 	// Only a pod with a claim can need an attachment: the others'
 	// changes, most of a large cluster's traffic, are not this
@@ -135,18 +132,10 @@ func (c *Controller) Name() string { return Name }
 
 // Run keeps the attachments until ctx ends.
 func (c *Controller) Run(ctx context.Context, workers int) error {
-	defer utilruntime.HandleCrash()
-	defer c.queue.ShutDown()
-	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
-		return fmt.Errorf("%s: caches did not sync", Name)
-	}
-	for range workers {
-		go wait.UntilWithContext(ctx, func(ctx context.Context) {
-			controllerutil.ProcessQueue(ctx, c.queue, c.sync, c.log, "node")
-		}, time.Second)
-	}
-	<-ctx.Done()
-	return nil
+	return controllerutil.Loop{
+		Name: Name, Synced: c.synced,
+		Workers: []controllerutil.Workers{controllerutil.NewWorkers(workers, c.queue, c.sync, c.log, "node")},
+	}.Run(ctx)
 }
 
 func (c *Controller) enqueueAll() {

@@ -20,8 +20,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -63,9 +61,8 @@ func New(client kubernetes.Interface, metrics workqueue.MetricsProvider, log *sl
 		client: client, factories: []informers.SharedInformerFactory{tokens, public},
 		secrets: sInf.Lister(), configMaps: cInf.Lister(),
 		synced: []cache.InformerSynced{sInf.Informer().HasSynced, cInf.Informer().HasSynced},
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "bootstrap_signer", MetricsProvider: metrics}),
-		now: time.Now, log: log.With("controller", "bootstrapsigner"),
+		queue:  controllerutil.NewQueue[string]("bootstrap_signer", metrics),
+		now:    time.Now, log: log.With("controller", "bootstrapsigner"),
 	}
 	kick := cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { c.queue.Add(bootstrapapi.ConfigMapClusterInfo) },
@@ -85,20 +82,14 @@ func (c *Controller) Name() string { return "bootstrapsigner" }
 
 // Run signs until ctx ends; one worker is enough for one ConfigMap.
 func (c *Controller) Run(ctx context.Context, _ int) error {
-	defer utilruntime.HandleCrash()
-	defer c.queue.ShutDown()
 	for _, f := range c.factories {
 		f.Start(ctx.Done())
 		defer f.Shutdown()
 	}
-	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
-		return fmt.Errorf("bootstrapsigner: caches did not sync")
-	}
-	go wait.UntilWithContext(ctx, func(ctx context.Context) {
-		controllerutil.ProcessQueue(ctx, c.queue, c.sync, c.log, "configmap")
-	}, time.Second)
-	<-ctx.Done()
-	return nil
+	return controllerutil.Loop{
+		Name: "bootstrapsigner", Synced: c.synced,
+		Workers: []controllerutil.Workers{controllerutil.NewWorkers(1, c.queue, c.sync, c.log, "configmap")},
+	}.Run(ctx)
 }
 
 // signingTokens maps the IDs of the Secrets that may sign to their

@@ -6,15 +6,11 @@ package certificatecontroller
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"time"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	certificateslisters "k8s.io/client-go/listers/certificates/v1"
 	"k8s.io/client-go/tools/cache"
@@ -45,9 +41,8 @@ func New(name string, factory informers.SharedInformerFactory, handler Handler, 
 		handler: handler,
 		lister:  inf.Lister(),
 		synced:  inf.Informer().HasSynced,
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: name, MetricsProvider: metrics}),
-		log: log.With("controller", name),
+		queue:   controllerutil.NewQueue[string](name, metrics),
+		log:     log.With("controller", name),
 	}
 	enqueue := func(obj any) {
 		if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
@@ -72,18 +67,10 @@ func (c *Controller) Name() string { return c.name }
 
 // Run works the queue until ctx ends.
 func (c *Controller) Run(ctx context.Context, workers int) error {
-	defer utilruntime.HandleCrash()
-	defer c.queue.ShutDown()
-	if !cache.WaitForCacheSync(ctx.Done(), c.synced) {
-		return errors.New(c.name + ": caches did not sync")
-	}
-	for range workers {
-		go wait.UntilWithContext(ctx, func(ctx context.Context) {
-			controllerutil.ProcessQueue(ctx, c.queue, c.sync, c.log, "csr")
-		}, time.Second)
-	}
-	<-ctx.Done()
-	return nil
+	return controllerutil.Loop{
+		Name: c.name, Synced: []cache.InformerSynced{c.synced},
+		Workers: []controllerutil.Workers{controllerutil.NewWorkers(workers, c.queue, c.sync, c.log, "csr")},
+	}.Run(ctx)
 }
 
 func (c *Controller) sync(ctx context.Context, name string) error {

@@ -8,18 +8,14 @@ package clusterroleaggregation
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	rbacv1ac "k8s.io/client-go/applyconfigurations/rbac/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -49,9 +45,8 @@ func New(client kubernetes.Interface, factory informers.SharedInformerFactory, m
 		client: client,
 		roles:  inf.Lister(),
 		synced: inf.Informer().HasSynced,
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "clusterrole_aggregation", MetricsProvider: metrics}),
-		log: log.With("controller", "clusterrole-aggregation"),
+		queue:  controllerutil.NewQueue[string]("clusterrole_aggregation", metrics),
+		log:    log.With("controller", "clusterrole-aggregation"),
 	}
 	// Which aggregated role a change concerns would take the selectors
 	// of every aggregated role to tell; there are few ClusterRoles, so
@@ -83,20 +78,10 @@ func (c *Controller) enqueueAggregated() {
 
 // Run processes roles until ctx ends.
 func (c *Controller) Run(ctx context.Context, workers int) error {
-	defer utilruntime.HandleCrash()
-	defer c.queue.ShutDown()
-	if !cache.WaitForCacheSync(ctx.Done(), c.synced) {
-		return errors.New("clusterrole-aggregation: caches did not sync")
-	}
-	for range workers {
-		go wait.UntilWithContext(ctx, c.worker, time.Second)
-	}
-	<-ctx.Done()
-	return nil
-}
-
-func (c *Controller) worker(ctx context.Context) {
-	controllerutil.ProcessQueue(ctx, c.queue, c.sync, c.log, "clusterrole")
+	return controllerutil.Loop{
+		Name: "clusterrole-aggregation", Synced: []cache.InformerSynced{c.synced},
+		Workers: []controllerutil.Workers{controllerutil.NewWorkers(workers, c.queue, c.sync, c.log, "clusterrole")},
+	}.Run(ctx)
 }
 
 // sync writes the aggregated rules of one role when they differ from its

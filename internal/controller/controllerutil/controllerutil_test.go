@@ -11,7 +11,10 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
 )
 
 func TestExpectations(t *testing.T) {
@@ -164,5 +167,55 @@ func TestIsPodAvailable(t *testing.T) {
 	p.Status.Phase = v1.PodSucceeded
 	if IsPodActive(p) {
 		t.Error("succeeded pod counted active")
+	}
+}
+
+func TestControlledPods(t *testing.T) {
+	owned := func(name, ns, uid string) *v1.Pod {
+		p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}
+		if uid != "" {
+			p.OwnerReferences = []metav1.OwnerReference{{UID: types.UID(uid), Controller: ptr.To(true), Name: "o"}}
+		}
+		return p
+	}
+	inf := cache.NewSharedIndexInformer(&cache.ListWatch{}, &v1.Pod{}, 0, cache.Indexers{})
+	if err := AddPodControllerIndex(inf); err != nil {
+		t.Fatal(err)
+	}
+	if err := AddPodControllerIndex(inf); err != nil {
+		t.Fatalf("second add by a controller sharing the informer: %v", err)
+	}
+	notController := owned("ref-not-controller", "ns", "")
+	notController.OwnerReferences = []metav1.OwnerReference{{UID: "rs", Name: "o"}}
+	for _, p := range []*v1.Pod{owned("mine", "ns", "rs"), owned("orphan", "ns", ""), owned("other", "ns", "other-uid"),
+		owned("orphan-elsewhere", "elsewhere", ""), notController} {
+		if err := inf.GetIndexer().Add(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	owner := &metav1.ObjectMeta{Name: "rs", Namespace: "ns", UID: "rs"}
+	cases := []struct {
+		name    string
+		orphans bool
+		want    []string
+	}{
+		{"own pods only", false, []string{"mine"}},
+		{"own pods and the namespace's orphans", true, []string{"mine", "orphan", "ref-not-controller"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			pods, err := ControlledPods(inf.GetIndexer(), owner, tc.orphans)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, p := range pods {
+				got = append(got, p.Name)
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("got %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

@@ -20,12 +20,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	batchlisters "k8s.io/client-go/listers/batch/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
@@ -34,6 +31,7 @@ import (
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 
+	"github.com/orca-project/orca/internal/controller/controllerutil"
 	"github.com/orca-project/orca/internal/cron"
 )
 
@@ -68,12 +66,11 @@ func newController(client kubernetes.Interface, factory informers.SharedInformer
 		cjLister:  cjInf.Lister(),
 		jobLister: jobInf.Lister(),
 		synced:    []cache.InformerSynced{cjInf.Informer().HasSynced, jobInf.Informer().HasSynced},
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "cronjob", MetricsProvider: metrics}),
-		events:   events,
-		recorder: recorder,
-		clock:    clk,
-		log:      log.With("controller", "cronjob"),
+		queue:     controllerutil.NewQueue[string]("cronjob", metrics),
+		events:    events,
+		recorder:  recorder,
+		clock:     clk,
+		log:       log.With("controller", "cronjob"),
 	}
 	if _, err := cjInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.enqueue,
@@ -97,41 +94,19 @@ func (c *Controller) Name() string { return "cronjob" }
 
 // Run processes CronJobs until ctx ends.
 func (c *Controller) Run(ctx context.Context, workers int) error {
-	defer utilruntime.HandleCrash()
-	defer c.queue.ShutDown()
-	if c.events != nil {
-		c.events.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.client.CoreV1().Events("")})
-		defer c.events.Shutdown()
-	}
-	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
-		return fmt.Errorf("cronjob: caches did not sync")
-	}
-	for range workers {
-		go wait.UntilWithContext(ctx, c.worker, time.Second)
-	}
-	<-ctx.Done()
-	return nil
+	return controllerutil.Loop{
+		Name: "cronjob", Events: c.events, Client: c.client, Synced: c.synced,
+		Workers: []controllerutil.Workers{controllerutil.NewWorkers(workers, c.queue, c.syncKey, c.log, "cronjob")},
+	}.Run(ctx)
 }
 
-func (c *Controller) worker(ctx context.Context) {
-	for {
-		key, quit := c.queue.Get()
-		if quit {
-			return
-		}
-		requeue, err := c.sync(ctx, key)
-		switch {
-		case err != nil:
-			c.log.Warn("sync failed; retrying", "cronjob", key, "err", err)
-			c.queue.AddRateLimited(key)
-		case requeue != nil:
-			c.queue.Forget(key)
-			c.queue.AddAfter(key, *requeue)
-		default:
-			c.queue.Forget(key)
-		}
-		c.queue.Done(key)
+// syncKey brings a CronJob back at its next schedule.
+func (c *Controller) syncKey(ctx context.Context, key string) error {
+	requeue, err := c.sync(ctx, key)
+	if err == nil && requeue != nil {
+		return controllerutil.RequeueAfter(*requeue)
 	}
+	return err
 }
 
 func (c *Controller) enqueue(obj any) {

@@ -10,7 +10,6 @@ import (
 	"context"
 	"crypto/x509"
 	"encoding/pem"
-	"errors"
 	"log/slog"
 	"time"
 
@@ -18,12 +17,13 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	certificateslisters "k8s.io/client-go/listers/certificates/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
+
+	"github.com/orca-project/orca/internal/controller/controllerutil"
 )
 
 // Upstream's ages.
@@ -95,11 +95,10 @@ func (c *Cleaner) Name() string { return "csrcleaner" }
 
 // Run looks at every request once an hour, as upstream.
 func (c *Cleaner) Run(ctx context.Context, _ int) error {
-	if !cache.WaitForCacheSync(ctx.Done(), c.synced) {
-		return errors.New("csrcleaner: caches did not sync")
-	}
-	wait.UntilWithContext(ctx, c.clean, pollInterval)
-	return nil
+	return controllerutil.Loop{
+		Name: "csrcleaner", Synced: []cache.InformerSynced{c.synced},
+		Alongside: []func(context.Context){controllerutil.Every(pollInterval, c.clean)},
+	}.Run(ctx)
 }
 
 func (c *Cleaner) clean(ctx context.Context) {

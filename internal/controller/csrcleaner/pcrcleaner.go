@@ -2,19 +2,19 @@ package csrcleaner
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	certificateslisters "k8s.io/client-go/listers/certificates/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
+
+	"github.com/orca-project/orca/internal/controller/controllerutil"
 )
 
 // PCRCleaner is the podcertificaterequest-cleaner controller.
@@ -37,11 +37,10 @@ func (c *PCRCleaner) Name() string { return "podcertificaterequest-cleaner" }
 
 // Run looks at every request once a minute.
 func (c *PCRCleaner) Run(ctx context.Context, _ int) error {
-	if !cache.WaitForCacheSync(ctx.Done(), c.synced) {
-		return errors.New("podcertificaterequest-cleaner: caches did not sync")
-	}
-	wait.UntilWithContext(ctx, c.clean, pcrPollInterval)
-	return nil
+	return controllerutil.Loop{
+		Name: "podcertificaterequest-cleaner", Synced: []cache.InformerSynced{c.synced},
+		Alongside: []func(context.Context){controllerutil.Every(pcrPollInterval, c.clean)},
+	}.Run(ctx)
 }
 
 func (c *PCRCleaner) clean(ctx context.Context) {

@@ -20,12 +20,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
@@ -53,6 +50,7 @@ type Controller struct {
 	dsLister   appslisters.DaemonSetLister
 	revLister  appslisters.ControllerRevisionLister
 	podLister  corelisters.PodLister
+	podIndex   cache.Indexer
 	nodeLister corelisters.NodeLister
 	synced     []cache.InformerSynced
 	queue      workqueue.TypedRateLimitingInterface[string]
@@ -78,17 +76,20 @@ func New(client kubernetes.Interface, factory informers.SharedInformerFactory, m
 		dsLister:   dsInf.Lister(),
 		revLister:  revInf.Lister(),
 		podLister:  podInf.Lister(),
+		podIndex:   podInf.Informer().GetIndexer(),
 		nodeLister: nodeInf.Lister(),
 		synced: []cache.InformerSynced{dsInf.Informer().HasSynced, revInf.Informer().HasSynced,
 			podInf.Informer().HasSynced, nodeInf.Informer().HasSynced},
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "daemonset", MetricsProvider: metrics}),
+		queue:        controllerutil.NewQueue[string]("daemonset", metrics),
 		expectations: controllerutil.NewExpectations(),
 		podControl:   controllerutil.PodControl{Client: client, Recorder: recorder},
 		events:       events,
 		recorder:     recorder,
 		backoff:      flowcontrol.NewBackOff(failedPodBackoffInitial, failedPodBackoffMax),
 		log:          log.With("controller", "daemonset"),
+	}
+	if err := controllerutil.AddPodControllerIndex(podInf.Informer()); err != nil {
+		return nil, fmt.Errorf("daemonset: pod index: %w", err)
 	}
 	handlers := []struct {
 		inf cache.SharedIndexInformer
@@ -141,23 +142,11 @@ func (c *Controller) Name() string { return "daemonset" }
 
 // Run processes DaemonSets until ctx ends.
 func (c *Controller) Run(ctx context.Context, workers int) error {
-	defer utilruntime.HandleCrash()
-	defer c.queue.ShutDown()
-	c.events.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.client.CoreV1().Events("")})
-	defer c.events.Shutdown()
-	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
-		return fmt.Errorf("daemonset: caches did not sync")
-	}
-	for range workers {
-		go wait.UntilWithContext(ctx, c.worker, time.Second)
-	}
-	go wait.UntilWithContext(ctx, func(context.Context) { c.backoff.GC() }, time.Minute)
-	<-ctx.Done()
-	return nil
-}
-
-func (c *Controller) worker(ctx context.Context) {
-	controllerutil.ProcessQueue(ctx, c.queue, c.sync, c.log, "daemonset")
+	return controllerutil.Loop{
+		Name: "daemonset", Events: c.events, Client: c.client, Synced: c.synced,
+		Workers:   []controllerutil.Workers{controllerutil.NewWorkers(workers, c.queue, c.sync, c.log, "daemonset")},
+		Alongside: []func(context.Context){controllerutil.Every(time.Minute, func(context.Context) { c.backoff.GC() })},
+	}.Run(ctx)
 }
 
 func (c *Controller) enqueue(obj any) {
@@ -392,7 +381,7 @@ func (c *Controller) controlledRevisions(ds *appsv1.DaemonSet, selector labels.S
 // nodesToDaemonPods claims the DaemonSet's pods and groups them by the
 // node they are for, leaving out finished pods already being deleted.
 func (c *Controller) nodesToDaemonPods(ctx context.Context, ds *appsv1.DaemonSet, selector labels.Selector) (map[string][]*v1.Pod, error) {
-	all, err := c.podLister.Pods(ds.Namespace).List(labels.Everything())
+	all, err := controllerutil.ControlledPods(c.podIndex, ds, true)
 	if err != nil {
 		return nil, fmt.Errorf("list pods: %w", err)
 	}

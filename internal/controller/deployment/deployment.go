@@ -19,17 +19,16 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
+
+	"github.com/orca-project/orca/internal/controller/controllerutil"
 )
 
 // controllerKind is what the ReplicaSets' owner references name.
@@ -61,12 +60,11 @@ func New(client kubernetes.Interface, factory informers.SharedInformerFactory, m
 		rsLister:  rsInf.Lister(),
 		podLister: podInf.Lister(),
 		synced:    []cache.InformerSynced{dInf.Informer().HasSynced, rsInf.Informer().HasSynced, podInf.Informer().HasSynced},
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "deployment", MetricsProvider: metrics}),
-		events:   events,
-		recorder: events.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "deployment-controller"}),
-		log:      log.With("controller", "deployment"),
-		now:      time.Now,
+		queue:     controllerutil.NewQueue[string]("deployment", metrics),
+		events:    events,
+		recorder:  events.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "deployment-controller"}),
+		log:       log.With("controller", "deployment"),
+		now:       time.Now,
 	}
 	if _, err := dInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.enqueue,
@@ -201,40 +199,9 @@ func (c *Controller) enqueueMatching(rs *appsv1.ReplicaSet) {
 
 // Run processes Deployments until ctx ends.
 func (c *Controller) Run(ctx context.Context, workers int) error {
-	defer utilruntime.HandleCrash()
-	defer c.queue.ShutDown()
-	c.events.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.client.CoreV1().Events("")})
-	defer c.events.Shutdown()
-	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
-		return fmt.Errorf("deployment: caches did not sync")
-	}
-	for range workers {
-		go wait.UntilWithContext(ctx, c.worker, time.Second)
-	}
-	<-ctx.Done()
-	return nil
-}
-
-func (c *Controller) worker(ctx context.Context) {
-	for c.next(ctx) {
-	}
-}
-
-func (c *Controller) next(ctx context.Context) bool {
-	key, quit := c.queue.Get()
-	if quit {
-		return false
-	}
-	defer c.queue.Done(key)
-	if err := c.sync(ctx, key); err != nil {
-		if apierrors.IsConflict(err) {
-			c.log.Debug("sync conflicted; retrying", "deployment", key, "err", err)
-		} else {
-			c.log.Warn("sync failed; retrying", "deployment", key, "err", err)
-		}
-		c.queue.AddRateLimited(key)
-		return true
-	}
-	c.queue.Forget(key)
-	return true
+	return controllerutil.Loop{
+		Name: "deployment", Events: c.events, Client: c.client, Synced: c.synced,
+		Workers: []controllerutil.Workers{controllerutil.NewWorkers(workers, c.queue, c.sync, c.log, "deployment",
+			controllerutil.Expected(apierrors.IsConflict))},
+	}.Run(ctx)
 }

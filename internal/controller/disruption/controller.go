@@ -23,12 +23,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	policylisters "k8s.io/client-go/listers/policy/v1"
 	"k8s.io/client-go/tools/cache"
@@ -74,10 +71,8 @@ func New(client kubernetes.Interface, factory informers.SharedInformerFactory, s
 		},
 		synced: []cache.InformerSynced{pdbInf.Informer().HasSynced, podInf.Informer().HasSynced, rcInf.Informer().HasSynced,
 			rsInf.Informer().HasSynced, dInf.Informer().HasSynced, ssInf.Informer().HasSynced},
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "disruption", MetricsProvider: metrics}),
-		podQueue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "disruption_pods", MetricsProvider: metrics}),
+		queue:    controllerutil.NewQueue[string]("disruption", metrics),
+		podQueue: controllerutil.NewQueue[string]("disruption_pods", metrics),
 		events:   events,
 		recorder: events.NewRecorder(scheme.Scheme, v1.EventSource{Component: "controllermanager"}),
 		log:      log.With("controller", "disruption"),
@@ -105,24 +100,13 @@ func (c *Controller) Name() string { return "disruption" }
 
 // Run works both queues until ctx ends.
 func (c *Controller) Run(ctx context.Context, workers int) error {
-	defer utilruntime.HandleCrash()
-	c.events.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.client.CoreV1().Events("")})
-	defer c.events.Shutdown()
-	defer c.queue.ShutDown()
-	defer c.podQueue.ShutDown()
-	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
-		return fmt.Errorf("disruption: caches did not sync")
-	}
-	for range workers {
-		go wait.UntilWithContext(ctx, func(ctx context.Context) {
-			controllerutil.ProcessQueue(ctx, c.queue, c.sync, c.log, "poddisruptionbudget")
-		}, time.Second)
-	}
-	go wait.UntilWithContext(ctx, func(ctx context.Context) {
-		controllerutil.ProcessQueue(ctx, c.podQueue, c.syncStalePod, c.log, "pod")
-	}, time.Second)
-	<-ctx.Done()
-	return nil
+	return controllerutil.Loop{
+		Name: "disruption", Events: c.events, Client: c.client, Synced: c.synced,
+		Workers: []controllerutil.Workers{
+			controllerutil.NewWorkers(workers, c.queue, c.sync, c.log, "poddisruptionbudget"),
+			controllerutil.NewWorkers(1, c.podQueue, c.syncStalePod, c.log, "pod"),
+		},
+	}.Run(ctx)
 }
 
 func unwrap(obj any) any {

@@ -4,18 +4,14 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
@@ -54,13 +50,12 @@ func New(client kubernetes.Interface, factory informers.SharedInformerFactory, m
 		pods:      podInf.Lister(),
 		endpoints: epInf.Lister(),
 		synced:    []cache.InformerSynced{svcInf.Informer().HasSynced, podInf.Informer().HasSynced, epInf.Informer().HasSynced},
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: Name, MetricsProvider: metrics}),
-		events:   events,
-		recorder: events.NewRecorder(scheme.Scheme, v1.EventSource{Component: "endpoint-controller"}),
-		triggers: NewTriggerTimeTracker(),
-		writes:   newOwnWrites(),
-		log:      log.With("controller", Name),
+		queue:     controllerutil.NewQueue[string](Name, metrics),
+		events:    events,
+		recorder:  events.NewRecorder(scheme.Scheme, v1.EventSource{Component: "endpoint-controller"}),
+		triggers:  NewTriggerTimeTracker(),
+		writes:    newOwnWrites(),
+		log:       log.With("controller", Name),
 	}
 	if _, err := svcInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.enqueue,
@@ -157,19 +152,11 @@ func ServicesSelecting(lister corelisters.ServiceLister, pod *v1.Pod) []string {
 
 // Run processes services until ctx ends.
 func (c *Controller) Run(ctx context.Context, workers int) error {
-	defer utilruntime.HandleCrash()
-	defer c.queue.ShutDown()
-	c.events.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.client.CoreV1().Events("")})
-	defer c.events.Shutdown()
-	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
-		return fmt.Errorf("endpoints: caches did not sync")
-	}
-	c.checkLeftovers()
-	for range workers {
-		go wait.UntilWithContext(ctx, c.worker, time.Second)
-	}
-	<-ctx.Done()
-	return nil
+	return controllerutil.Loop{
+		Name: "endpoints", Events: c.events, Client: c.client, Synced: c.synced,
+		Start:   func(context.Context) error { c.checkLeftovers(); return nil },
+		Workers: []controllerutil.Workers{controllerutil.NewWorkers(workers, c.queue, c.sync, c.log, "service")},
+	}.Run(ctx)
 }
 
 // checkLeftovers queues every Endpoints object once, so that those whose
@@ -182,10 +169,6 @@ func (c *Controller) checkLeftovers() {
 	for _, ep := range eps {
 		c.queue.Add(ep.Namespace + "/" + ep.Name)
 	}
-}
-
-func (c *Controller) worker(ctx context.Context) {
-	controllerutil.ProcessQueue(ctx, c.queue, c.sync, c.log, "service")
 }
 
 func (c *Controller) sync(ctx context.Context, key string) error {

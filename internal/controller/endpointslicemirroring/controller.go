@@ -4,18 +4,14 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	discoverylisters "k8s.io/client-go/listers/discovery/v1"
 	"k8s.io/client-go/tools/cache"
@@ -56,12 +52,11 @@ func New(client kubernetes.Interface, factory informers.SharedInformerFactory, m
 		endpoints: epInf.Lister(),
 		slices:    sliceInf.Lister(),
 		synced:    []cache.InformerSynced{svcInf.Informer().HasSynced, epInf.Informer().HasSynced, sliceInf.Informer().HasSynced},
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: Name, MetricsProvider: metrics}),
-		events:   events,
-		recorder: events.NewRecorder(scheme.Scheme, v1.EventSource{Component: "endpointslicemirroring-controller"}),
-		writer:   endpointslice.NewWriter(client),
-		log:      log.With("controller", Name),
+		queue:     controllerutil.NewQueue[string](Name, metrics),
+		events:    events,
+		recorder:  events.NewRecorder(scheme.Scheme, v1.EventSource{Component: "endpointslicemirroring-controller"}),
+		writer:    endpointslice.NewWriter(client),
+		log:       log.With("controller", Name),
 	}
 	byKey := cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.enqueue,
@@ -118,24 +113,12 @@ func mirroredKey(obj any) (string, *discoveryv1.EndpointSlice, bool) {
 	return s.Namespace + "/" + s.Labels[discoveryv1.LabelServiceName], s, true
 }
 
-// Run processes keys until ctx ends.
+// Run processes Endpoints until ctx ends.
 func (c *Controller) Run(ctx context.Context, workers int) error {
-	defer utilruntime.HandleCrash()
-	defer c.queue.ShutDown()
-	c.events.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.client.CoreV1().Events("")})
-	defer c.events.Shutdown()
-	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
-		return fmt.Errorf("endpointslicemirroring: caches did not sync")
-	}
-	for range workers {
-		go wait.UntilWithContext(ctx, c.worker, time.Second)
-	}
-	<-ctx.Done()
-	return nil
-}
-
-func (c *Controller) worker(ctx context.Context) {
-	controllerutil.ProcessQueue(ctx, c.queue, c.sync, c.log, "endpoints")
+	return controllerutil.Loop{
+		Name: "endpointslicemirroring", Events: c.events, Client: c.client, Synced: c.synced,
+		Workers: []controllerutil.Workers{controllerutil.NewWorkers(workers, c.queue, c.sync, c.log, "endpoints")},
+	}.Run(ctx)
 }
 
 func (c *Controller) sync(ctx context.Context, key string) error {

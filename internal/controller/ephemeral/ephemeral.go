@@ -12,17 +12,13 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
@@ -79,8 +75,7 @@ func newController(client kubernetes.Interface, factory informers.SharedInformer
 		podIndex: podInf.Informer().GetIndexer(),
 		claims:   claimInf.Lister(),
 		synced:   []cache.InformerSynced{podInf.Informer().HasSynced, claimInf.Informer().HasSynced},
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "ephemeral_volume", MetricsProvider: metrics}),
+		queue:    controllerutil.NewQueue[string]("ephemeral_volume", metrics),
 		events:   events,
 		recorder: recorder,
 		log:      log.With("controller", "ephemeral-volume"),
@@ -101,24 +96,10 @@ func (c *Controller) Name() string { return "ephemeral-volume" }
 
 // Run processes pods until ctx ends.
 func (c *Controller) Run(ctx context.Context, workers int) error {
-	defer utilruntime.HandleCrash()
-	defer c.queue.ShutDown()
-	if c.events != nil {
-		c.events.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.client.CoreV1().Events("")})
-		defer c.events.Shutdown()
-	}
-	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
-		return fmt.Errorf("ephemeral volume: caches did not sync")
-	}
-	for range workers {
-		go wait.UntilWithContext(ctx, c.worker, time.Second)
-	}
-	<-ctx.Done()
-	return nil
-}
-
-func (c *Controller) worker(ctx context.Context) {
-	controllerutil.ProcessQueue(ctx, c.queue, c.sync, c.log, "pod")
+	return controllerutil.Loop{
+		Name: "ephemeral volume", Events: c.events, Client: c.client, Synced: c.synced,
+		Workers: []controllerutil.Workers{controllerutil.NewWorkers(workers, c.queue, c.sync, c.log, "pod")},
+	}.Run(ctx)
 }
 
 // ephemeralClaimKeys is the claimIndex function.

@@ -10,13 +10,10 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -76,9 +73,8 @@ func New(cfg Config) (*Controller, error) {
 	n := inf.Core().V1().Nodes()
 	c := &Controller{
 		cfg: cfg, nodes: n.Lister(), synced: n.Informer().HasSynced, inf: inf,
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "etcd_member"}),
-		log: cfg.Log.With("controller", "etcd-member"),
+		queue: controllerutil.NewQueue[string]("etcd_member", nil),
+		log:   cfg.Log.With("controller", "etcd-member"),
 	}
 	add := func(obj any) {
 		if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
@@ -95,18 +91,17 @@ func New(cfg Config) (*Controller, error) {
 
 // Run reconciles until ctx ends.
 func (c *Controller) Run(ctx context.Context) error {
-	defer utilruntime.HandleCrash()
-	defer c.queue.ShutDown()
 	c.inf.Start(ctx.Done())
 	defer c.inf.Shutdown()
-	if !cache.WaitForCacheSync(ctx.Done(), c.synced) {
+	err := controllerutil.Loop{
+		Name: "etcd-member", Synced: []cache.InformerSynced{c.synced},
+		Workers: []controllerutil.Workers{controllerutil.NewWorkers(1, c.queue, c.sync, c.log, "node")},
+	}.Run(ctx)
+	if ctx.Err() != nil {
+		// Stopped before the caches synced: nothing went wrong.
 		return nil
 	}
-	go wait.UntilWithContext(ctx, func(ctx context.Context) {
-		controllerutil.ProcessQueue(ctx, c.queue, c.sync, c.log, "node")
-	}, time.Second)
-	<-ctx.Done()
-	return nil
+	return err
 }
 
 // Action is what a Node asks of this server.

@@ -26,9 +26,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
@@ -38,6 +36,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/lru"
+
+	"github.com/orca-project/orca/internal/controller/controllerutil"
 )
 
 // ignored are resources nobody owns that change constantly; watching
@@ -71,10 +71,9 @@ type Controller struct {
 func New(md metadata.Interface, dyn dynamic.Interface, disc discovery.DiscoveryInterface, metrics workqueue.MetricsProvider, log *slog.Logger) *Controller {
 	return &Controller{
 		metadata: md, dynamic: dyn, discovery: disc,
-		mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc)),
-		graph:  newGraph(),
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[types.UID](),
-			workqueue.TypedRateLimitingQueueConfig[types.UID]{Name: "garbage_collector", MetricsProvider: metrics}),
+		mapper:   restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc)),
+		graph:    newGraph(),
+		queue:    controllerutil.NewQueue[types.UID]("garbage_collector", metrics),
 		absent:   lru.New(1000),
 		log:      log.With("controller", "garbagecollector"),
 		monitors: map[schema.GroupVersionResource]cache.SharedIndexInformer{},
@@ -87,9 +86,8 @@ func (c *Controller) Name() string { return "garbagecollector" }
 // Run watches every deletable resource, waits until the graph holds all
 // of them, then collects until ctx ends.
 func (c *Controller) Run(ctx context.Context, workers int) error {
-	defer utilruntime.HandleCrash()
-	defer c.queue.ShutDown()
 	if err := c.syncMonitors(ctx); err != nil {
+		c.queue.ShutDown()
 		return err
 	}
 	c.mu.Lock()
@@ -100,19 +98,22 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	c.mu.Unlock()
 	// Acting on a partial graph would take present owners for absent
 	// ones (a live read would catch that, but at a read per object).
-	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
-		return errors.New("garbage collector: caches did not sync")
-	}
-	c.log.Info("garbage collector synced", "resources", len(synced))
-	for range workers {
-		go wait.UntilWithContext(ctx, c.worker, time.Second)
-	}
-	wait.UntilWithContext(ctx, func(ctx context.Context) {
-		if err := c.syncMonitors(ctx); err != nil {
-			c.log.Warn("resource discovery failed", "err", err)
-		}
-	}, rediscover)
-	return nil
+	return controllerutil.Loop{
+		Name: "garbage collector", Synced: synced,
+		Start: func(context.Context) error {
+			c.log.Info("garbage collector synced", "resources", len(synced))
+			return nil
+		},
+		// An owner the graph has not observed yet is retried without
+		// a warning: its informer event is on its way.
+		Workers: []controllerutil.Workers{controllerutil.NewWorkers(workers, c.queue, c.sync, c.log, "uid",
+			controllerutil.Expected(func(err error) bool { return errors.Is(err, errOwnerUnobserved) }))},
+		Alongside: []func(context.Context){controllerutil.Every(rediscover, func(ctx context.Context) {
+			if err := c.syncMonitors(ctx); err != nil {
+				c.log.Warn("resource discovery failed", "err", err)
+			}
+		})},
+	}.Run(ctx)
 }
 
 // deletableResources lists the served resources the collector watches.
@@ -195,28 +196,6 @@ func (c *Controller) observe(gvr schema.GroupVersionResource, obj any, deleted b
 	for _, uid := range toEnqueue(old, cur, c.graph.get, c.graph.dependentsOf) {
 		c.queue.Add(uid)
 	}
-}
-
-func (c *Controller) worker(ctx context.Context) {
-	for c.next(ctx) {
-	}
-}
-
-func (c *Controller) next(ctx context.Context) bool {
-	uid, quit := c.queue.Get()
-	if quit {
-		return false
-	}
-	defer c.queue.Done(uid)
-	if err := c.sync(ctx, uid); err != nil {
-		if !errors.Is(err, errOwnerUnobserved) {
-			c.log.Warn("garbage collection failed; retrying", "uid", uid, "err", err)
-		}
-		c.queue.AddRateLimited(uid)
-		return true
-	}
-	c.queue.Forget(uid)
-	return true
 }
 
 // sync acts on one object: as an owner being deleted with the orphan or

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -18,12 +17,9 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	discoverylisters "k8s.io/client-go/listers/discovery/v1"
 	"k8s.io/client-go/tools/cache"
@@ -76,9 +72,8 @@ func New(client kubernetes.Interface, gw gwclient.Interface, factory informers.S
 		client: client, nodes: nodes.Lister(), services: svcs.Lister(), slices: sl.Lister(),
 		listers:   ingress.Listers{Ingresses: ings.Lister(), Classes: classes.Lister(), Services: svcs.Lister(), Slices: sl.Lister(), Secrets: secrets.Lister()},
 		tlsSecret: tls,
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "ingress-publisher", MetricsProvider: metrics}),
-		bc: bc, rec: bc.NewRecorder(scheme.Scheme, v1.EventSource{Component: "orca-ingress"}),
+		queue:     controllerutil.NewQueue[string]("ingress-publisher", metrics),
+		bc:        bc, rec: bc.NewRecorder(scheme.Scheme, v1.EventSource{Component: "orca-ingress"}),
 		log: log.With("controller", "ingress-publisher"), reported: map[types.NamespacedName][]string{},
 	}
 	kick := cache.ResourceEventHandlerFuncs{
@@ -135,28 +130,21 @@ func (c *Controller) Name() string { return "ingress-publisher" }
 
 // Run publishes until ctx ends; one worker suffices for the one key.
 func (c *Controller) Run(ctx context.Context, _ int) error {
-	defer utilruntime.HandleCrash()
-	defer c.queue.ShutDown()
-	c.bc.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.client.CoreV1().Events("")})
-	defer c.bc.Shutdown()
 	c.tlsSecret.Start(ctx.Done())
 	defer c.tlsSecret.Shutdown()
-	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
-		return fmt.Errorf("ingress-publisher: caches did not sync")
+	l := controllerutil.Loop{
+		Name: "ingress-publisher", Events: c.bc, Client: c.client, Synced: c.synced,
+		Start:   func(context.Context) error { c.queue.Add(syncKey); return nil },
+		Workers: []controllerutil.Workers{controllerutil.NewWorkers(1, c.queue, func(ctx context.Context, _ string) error { return c.sync(ctx) }, c.log, "key")},
 	}
-	c.queue.Add(syncKey)
 	if c.gw != nil {
-		go func() {
+		l.Alongside = append(l.Alongside, func(ctx context.Context) {
 			if err := c.gw.Run(ctx); err != nil {
 				c.log.Error("gateway API", "err", err)
 			}
-		}()
+		})
 	}
-	go wait.UntilWithContext(ctx, func(ctx context.Context) {
-		controllerutil.ProcessQueue(ctx, c.queue, func(ctx context.Context, _ string) error { return c.sync(ctx) }, c.log, "key")
-	}, time.Second)
-	<-ctx.Done()
-	return nil
+	return l.Run(ctx)
 }
 
 func (c *Controller) sync(ctx context.Context) error {

@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
@@ -21,12 +20,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	batchlisters "k8s.io/client-go/listers/batch/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
@@ -52,8 +48,10 @@ type Controller struct {
 	client    kubernetes.Interface
 	jobLister batchlisters.JobLister
 	podLister corelisters.PodLister
-	synced    []cache.InformerSynced
-	queue     workqueue.TypedRateLimitingInterface[string]
+	// podIndex finds a Job's pods by controller (PodControllerIndex).
+	podIndex cache.Indexer
+	synced   []cache.InformerSynced
+	queue    workqueue.TypedRateLimitingInterface[string]
 
 	expectations *controllerutil.Expectations
 	podControl   controllerutil.PodControl
@@ -70,18 +68,21 @@ func New(client kubernetes.Interface, factory informers.SharedInformerFactory, m
 	events := record.NewBroadcaster()
 	recorder := events.NewRecorder(scheme.Scheme, v1.EventSource{Component: "job-controller"})
 	c := &Controller{
-		client:    client,
-		jobLister: jobInf.Lister(),
-		podLister: podInf.Lister(),
-		synced:    []cache.InformerSynced{jobInf.Informer().HasSynced, podInf.Informer().HasSynced},
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "job", MetricsProvider: metrics}),
+		client:       client,
+		jobLister:    jobInf.Lister(),
+		podLister:    podInf.Lister(),
+		podIndex:     podInf.Informer().GetIndexer(),
+		synced:       []cache.InformerSynced{jobInf.Informer().HasSynced, podInf.Informer().HasSynced},
+		queue:        controllerutil.NewQueue[string]("job", metrics),
 		expectations: controllerutil.NewExpectations(),
 		podControl:   controllerutil.PodControl{Client: client, Recorder: recorder},
 		events:       events,
 		recorder:     recorder,
 		clock:        clock.RealClock{},
 		log:          log.With("controller", "job"),
+	}
+	if err := controllerutil.AddPodControllerIndex(podInf.Informer()); err != nil {
+		return nil, fmt.Errorf("job: pod index: %w", err)
 	}
 	if _, err := jobInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.enqueue,
@@ -105,44 +106,18 @@ func (c *Controller) Name() string { return "job" }
 
 // Run processes Jobs until ctx ends.
 func (c *Controller) Run(ctx context.Context, workers int) error {
-	defer utilruntime.HandleCrash()
-	defer c.queue.ShutDown()
-	c.events.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.client.CoreV1().Events("")})
-	defer c.events.Shutdown()
-	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
-		return fmt.Errorf("job: caches did not sync")
-	}
-	for range workers {
-		go wait.UntilWithContext(ctx, c.worker, time.Second)
-	}
-	<-ctx.Done()
-	return nil
+	return controllerutil.Loop{
+		Name: "job", Events: c.events, Client: c.client, Synced: c.synced,
+		Workers: []controllerutil.Workers{controllerutil.NewWorkers(workers, c.queue, c.syncKey, c.log, "key")},
+	}.Run(ctx)
 }
 
-func (c *Controller) worker(ctx context.Context) {
-	for c.next(ctx) {
+// syncKey tells the orphan pods the queue carries from the Jobs.
+func (c *Controller) syncKey(ctx context.Context, key string) error {
+	if name, ok := strings.CutPrefix(key, orphanPrefix); ok {
+		return c.syncOrphanPod(ctx, name)
 	}
-}
-
-func (c *Controller) next(ctx context.Context) bool {
-	key, quit := c.queue.Get()
-	if quit {
-		return false
-	}
-	defer c.queue.Done(key)
-	var err error
-	if strings.HasPrefix(key, orphanPrefix) {
-		err = c.syncOrphanPod(ctx, strings.TrimPrefix(key, orphanPrefix))
-	} else {
-		err = c.sync(ctx, key)
-	}
-	if err != nil {
-		c.log.Warn("sync failed; retrying", "key", key, "err", err)
-		c.queue.AddRateLimited(key)
-		return true
-	}
-	c.queue.Forget(key)
-	return true
+	return c.sync(ctx, key)
 }
 
 func (c *Controller) enqueue(obj any) {
@@ -162,7 +137,7 @@ func (c *Controller) jobDeleted(obj any) {
 	key, _ := cache.MetaNamespaceKeyFunc(j)
 	c.expectations.Delete(key)
 	// Its pods may still carry the tracking finalizer.
-	pods, err := c.podLister.Pods(j.Namespace).List(labelsEverything)
+	pods, err := controllerutil.ControlledPods(c.podIndex, j, false)
 	if err != nil {
 		return
 	}

@@ -134,7 +134,8 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		return nil
 	}
 	j := shared.DeepCopy()
-	all, err := c.podLister.Pods(ns).List(labelsEverything)
+	// Its own pods and the orphans it may adopt: no other pod concerns it.
+	all, err := controllerutil.ControlledPods(c.podIndex, j, true)
 	if err != nil {
 		return err
 	}

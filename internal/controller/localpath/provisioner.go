@@ -14,19 +14,15 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	storagelisters "k8s.io/client-go/listers/storage/v1"
 	"k8s.io/client-go/tools/cache"
@@ -72,8 +68,7 @@ func New(client kubernetes.Interface, factory informers.SharedInformerFactory, m
 		nodes:   nodeInf.Lister(),
 		synced: []cache.InformerSynced{claimInf.Informer().HasSynced, volumeInf.Informer().HasSynced,
 			classInf.Informer().HasSynced, nodeInf.Informer().HasSynced},
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "local_path", MetricsProvider: metrics}),
+		queue:  controllerutil.NewQueue[string]("local_path", metrics),
 		events: events,
 		// Upstream's external provisioners post their events under their
 		// provisioner's name.
@@ -122,20 +117,10 @@ func (c *Controller) Name() string { return Name }
 
 // Run provisions until ctx ends.
 func (c *Controller) Run(ctx context.Context, workers int) error {
-	defer utilruntime.HandleCrash()
-	defer c.queue.ShutDown()
-	c.events.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.client.CoreV1().Events("")})
-	defer c.events.Shutdown()
-	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
-		return fmt.Errorf("%s: caches did not sync", Name)
-	}
-	for range workers {
-		go wait.UntilWithContext(ctx, func(ctx context.Context) {
-			controllerutil.ProcessQueue(ctx, c.queue, c.sync, c.log, "key")
-		}, time.Second)
-	}
-	<-ctx.Done()
-	return nil
+	return controllerutil.Loop{
+		Name: Name, Events: c.events, Client: c.client, Synced: c.synced,
+		Workers: []controllerutil.Workers{controllerutil.NewWorkers(workers, c.queue, c.sync, c.log, "key")},
+	}.Run(ctx)
 }
 
 func (c *Controller) enqueueAll() {

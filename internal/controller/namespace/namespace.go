@@ -20,14 +20,14 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
+
+	"github.com/orca-project/orca/internal/controller/controllerutil"
 )
 
 // recheck is how soon a namespace whose content is still going (objects
@@ -74,41 +74,20 @@ func (c *Controller) Name() string { return "namespace" }
 
 // Run processes namespaces until ctx ends.
 func (c *Controller) Run(ctx context.Context, workers int) error {
-	defer utilruntime.HandleCrash()
-	defer c.queue.ShutDown()
-	if !cache.WaitForCacheSync(ctx.Done(), c.synced) {
-		return errors.New("namespace: caches did not sync")
-	}
-	for range workers {
-		go wait.UntilWithContext(ctx, c.worker, time.Second)
-	}
-	<-ctx.Done()
-	return nil
+	return controllerutil.Loop{
+		Name: "namespace", Synced: []cache.InformerSynced{c.synced},
+		Workers: []controllerutil.Workers{controllerutil.NewWorkers(workers, c.queue, c.syncKey, c.log, "namespace")},
+	}.Run(ctx)
 }
 
-func (c *Controller) worker(ctx context.Context) {
-	for c.next(ctx) {
-	}
-}
-
-func (c *Controller) next(ctx context.Context) bool {
-	key, quit := c.queue.Get()
-	if quit {
-		return false
-	}
-	defer c.queue.Done(key)
+// syncKey looks again, after recheck, at a namespace whose content is
+// still going.
+func (c *Controller) syncKey(ctx context.Context, key string) error {
 	done, err := c.sync(ctx, key)
-	switch {
-	case err != nil:
-		c.log.Warn("namespace deletion incomplete; retrying", "namespace", key, "err", err)
-		c.queue.AddRateLimited(key)
-	case !done:
-		c.queue.Forget(key)
-		c.queue.AddAfter(key, recheck)
-	default:
-		c.queue.Forget(key)
+	if err == nil && !done {
+		return controllerutil.RequeueAfter(recheck)
 	}
-	return true
+	return err
 }
 
 // sync advances the deletion of one namespace; done is false while

@@ -13,22 +13,20 @@ import (
 	"math/big"
 	"net"
 	"sync"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
+
+	"github.com/orca-project/orca/internal/controller/controllerutil"
 )
 
 // Blocks is the arithmetic of a cluster CIDR cut into equal blocks.
@@ -143,9 +141,8 @@ func New(client kubernetes.Interface, factory informers.SharedInformerFactory, c
 	bc := record.NewBroadcaster()
 	c := &Controller{
 		client: client, nodes: inf.Lister(), synced: inf.Informer().HasSynced, blocks: blocks,
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "nodeipam", MetricsProvider: metrics}),
-		bc: bc, rec: bc.NewRecorder(scheme.Scheme, v1.EventSource{Component: "cidrAllocator"}),
+		queue: controllerutil.NewQueue[string]("nodeipam", metrics),
+		bc:    bc, rec: bc.NewRecorder(scheme.Scheme, v1.EventSource{Component: "cidrAllocator"}),
 		log: log.With("controller", "nodeipam"),
 	}
 	_, err = inf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -177,18 +174,20 @@ func (c *Controller) enqueue(obj any) {
 
 // Run marks the ranges Nodes hold, then assigns ranges until ctx ends.
 func (c *Controller) Run(ctx context.Context, workers int) error {
-	defer utilruntime.HandleCrash()
-	defer c.queue.ShutDown()
-	c.bc.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.client.CoreV1().Events("")})
-	defer c.bc.Shutdown()
-	if !cache.WaitForCacheSync(ctx.Done(), c.synced) {
-		return fmt.Errorf("nodeipam: caches did not sync")
-	}
+	return controllerutil.Loop{
+		Name: "nodeipam", Events: c.bc, Client: c.client, Synced: []cache.InformerSynced{c.synced},
+		Start:   c.takeStock,
+		Workers: []controllerutil.Workers{controllerutil.NewWorkers(workers, c.queue, c.sync, c.log, "node")},
+	}.Run(ctx)
+}
+
+// takeStock occupies the ranges Nodes already hold before anything new is
+// handed out, and queues the Nodes without one.
+func (c *Controller) takeStock(context.Context) error {
 	nodes, err := c.nodes.List(everything())
 	if err != nil {
 		return err
 	}
-	// Ranges already assigned are taken before anything new is handed out.
 	for _, n := range nodes {
 		if n.Spec.PodCIDR != "" && !c.blocks.Occupy(n.Name, n.Spec.PodCIDR) {
 			c.log.Warn("node's pod CIDR is outside the cluster CIDR or taken", "node", n.Name, "podCIDR", n.Spec.PodCIDR)
@@ -199,27 +198,7 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 			c.queue.Add(n.Name)
 		}
 	}
-	for i := 0; i < workers; i++ {
-		go wait.UntilWithContext(ctx, c.worker, time.Second)
-	}
-	<-ctx.Done()
 	return nil
-}
-
-func (c *Controller) worker(ctx context.Context) {
-	for {
-		key, quit := c.queue.Get()
-		if quit {
-			return
-		}
-		if err := c.sync(ctx, key); err != nil {
-			c.log.Warn("assign pod CIDR", "node", key, "err", err)
-			c.queue.AddRateLimited(key)
-		} else {
-			c.queue.Forget(key)
-		}
-		c.queue.Done(key)
-	}
 }
 
 func (c *Controller) sync(ctx context.Context, name string) error {

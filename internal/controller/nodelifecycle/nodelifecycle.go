@@ -30,12 +30,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	coordinationlisters "k8s.io/client-go/listers/coordination/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
@@ -197,10 +194,9 @@ func newController(client kubernetes.Interface, factory informers.SharedInformer
 	}
 	c := &Controller{
 		client: client, nodes: nodeInf.Lister(), leases: leaseInf.Lister(), pods: podInf.Informer().GetIndexer(),
-		synced: []cache.InformerSynced{nodeInf.Informer().HasSynced, leaseInf.Informer().HasSynced, podInf.Informer().HasSynced},
-		noSched: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "node_lifecycle_controller", MetricsProvider: metrics}),
-		events: events, recorder: recorder, clock: clk, cfg: cfg.withDefaults(),
+		synced:  []cache.InformerSynced{nodeInf.Informer().HasSynced, leaseInf.Informer().HasSynced, podInf.Informer().HasSynced},
+		noSched: controllerutil.NewQueue[string]("node_lifecycle_controller", metrics),
+		events:  events, recorder: recorder, clock: clk, cfg: cfg.withDefaults(),
 		log:    log.With("controller", "node-lifecycle"),
 		health: map[string]*health{}, known: map[string]bool{}, zones: map[string]*zone{},
 	}
@@ -223,25 +219,14 @@ func (c *Controller) Name() string { return "node-lifecycle" }
 
 // Run monitors nodes until ctx ends.
 func (c *Controller) Run(ctx context.Context, workers int) error {
-	defer utilruntime.HandleCrash()
-	defer c.noSched.ShutDown()
-	if c.events != nil {
-		c.events.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.client.CoreV1().Events("")})
-		defer c.events.Shutdown()
-	}
-	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
-		return fmt.Errorf("node lifecycle: caches did not sync")
-	}
-	for range workers {
-		go wait.UntilWithContext(ctx, c.noScheduleWorker, time.Second)
-	}
-	go wait.UntilWithContext(ctx, c.taintPass, taintPassPeriod)
-	wait.UntilWithContext(ctx, c.monitor, c.cfg.MonitorPeriod)
-	return nil
-}
-
-func (c *Controller) noScheduleWorker(ctx context.Context) {
-	controllerutil.ProcessQueue(ctx, c.noSched, c.syncNoSchedule, c.log, "node")
+	return controllerutil.Loop{
+		Name: "node lifecycle", Events: c.events, Client: c.client, Synced: c.synced,
+		Workers: []controllerutil.Workers{controllerutil.NewWorkers(workers, c.noSched, c.syncNoSchedule, c.log, "node")},
+		Alongside: []func(context.Context){
+			controllerutil.Every(taintPassPeriod, c.taintPass),
+			controllerutil.Every(c.cfg.MonitorPeriod, c.monitor),
+		},
+	}.Run(ctx)
 }
 
 // syncNoSchedule makes a node's condition taints match its conditions.

@@ -12,12 +12,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	storagelisters "k8s.io/client-go/listers/storage/v1"
 	"k8s.io/client-go/tools/cache"
@@ -62,8 +59,7 @@ func New(client kubernetes.Interface, factory informers.SharedInformerFactory, m
 	classInf := factory.Storage().V1().StorageClasses()
 	events := record.NewBroadcaster()
 	queue := func(name string) workqueue.TypedRateLimitingInterface[string] {
-		return workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: name, MetricsProvider: metrics})
+		return controllerutil.NewQueue[string](name, metrics)
 	}
 	c := &Controller{
 		client:      client,
@@ -108,23 +104,14 @@ func (c *Controller) Name() string { return Name }
 // Run works both queues until ctx ends; workers is ignored beyond one
 // goroutine per queue (see Controller).
 func (c *Controller) Run(ctx context.Context, _ int) error {
-	defer utilruntime.HandleCrash()
-	defer c.claimQueue.ShutDown()
-	defer c.volumeQueue.ShutDown()
-	c.events.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.client.CoreV1().Events("")})
-	defer c.events.Shutdown()
-	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
-		return fmt.Errorf("%s: caches did not sync", Name)
-	}
-	go wait.UntilWithContext(ctx, func(ctx context.Context) {
-		controllerutil.ProcessQueue(ctx, c.claimQueue, c.syncClaim, c.log, "claim")
-	}, time.Second)
-	go wait.UntilWithContext(ctx, func(ctx context.Context) {
-		controllerutil.ProcessQueue(ctx, c.volumeQueue, c.syncVolume, c.log, "volume")
-	}, time.Second)
-	go wait.UntilWithContext(ctx, func(context.Context) { c.enqueueAll() }, resync)
-	<-ctx.Done()
-	return nil
+	return controllerutil.Loop{
+		Name: Name, Events: c.events, Client: c.client, Synced: c.synced,
+		Workers: []controllerutil.Workers{
+			controllerutil.NewWorkers(1, c.claimQueue, c.syncClaim, c.log, "claim"),
+			controllerutil.NewWorkers(1, c.volumeQueue, c.syncVolume, c.log, "volume"),
+		},
+		Alongside: []func(context.Context){controllerutil.Every(resync, func(context.Context) { c.enqueueAll() })},
+	}.Run(ctx)
 }
 
 func (c *Controller) claimChanged(obj any) {

@@ -19,15 +19,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	autoscalinglisters "k8s.io/client-go/listers/autoscaling/v2"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/rest"
@@ -109,12 +106,11 @@ func newController(client kubernetes.Interface, factory informers.SharedInformer
 	hpaInf := factory.Autoscaling().V2().HorizontalPodAutoscalers()
 	podInf := factory.Core().V1().Pods()
 	c := &Controller{
-		client:    client,
-		hpaLister: hpaInf.Lister(),
-		podLister: podInf.Lister(),
-		synced:    []cache.InformerSynced{hpaInf.Informer().HasSynced, podInf.Informer().HasSynced},
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: Name, MetricsProvider: qm}),
+		client:     client,
+		hpaLister:  hpaInf.Lister(),
+		podLister:  podInf.Lister(),
+		synced:     []cache.InformerSynced{hpaInf.Informer().HasSynced, podInf.Informer().HasSynced},
+		queue:      controllerutil.NewQueue[string](Name, qm),
 		clock:      clk,
 		syncPeriod: SyncPeriod,
 		log:        log.With("controller", Name),
@@ -140,25 +136,14 @@ func (c *Controller) Name() string { return Name }
 
 // Run works the queue until ctx ends.
 func (c *Controller) Run(ctx context.Context, workers int) error {
-	defer utilruntime.HandleCrash()
-	defer c.queue.ShutDown()
-	if c.events != nil {
-		c.events.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.client.CoreV1().Events("")})
-		defer c.events.Shutdown()
-	}
-	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
-		return errors.New("horizontalpodautoscaling: caches did not sync")
+	l := controllerutil.Loop{
+		Name: "horizontalpodautoscaling", Events: c.events, Client: c.client, Synced: c.synced,
+		Workers: []controllerutil.Workers{controllerutil.NewWorkers(workers, c.queue, c.sync, c.log, "hpa")},
 	}
 	if c.invalidate != nil {
-		go c.invalidate(ctx.Done())
+		l.Alongside = append(l.Alongside, func(ctx context.Context) { c.invalidate(ctx.Done()) })
 	}
-	for range workers {
-		go wait.UntilWithContext(ctx, func(ctx context.Context) {
-			controllerutil.ProcessQueue(ctx, c.queue, c.sync, c.log, "hpa")
-		}, time.Second)
-	}
-	<-ctx.Done()
-	return nil
+	return l.Run(ctx)
 }
 
 func (c *Controller) enqueue(obj any) {

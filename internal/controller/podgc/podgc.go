@@ -29,7 +29,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
 	corev1apply "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/informers"
@@ -38,6 +37,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
+
+	"github.com/orca-project/orca/internal/controller/controllerutil"
 )
 
 const (
@@ -116,23 +117,27 @@ func (c *Controller) Name() string { return "pod-garbage-collector" }
 // a pod is not deleted twice at once; workers bounds how many node lookups
 // and pod deletions one pass has in flight.
 func (c *Controller) Run(ctx context.Context, workers int) error {
-	defer utilruntime.HandleCrash()
+	// The node queue is a delaying queue drained by each pass, not a
+	// rate-limited one with workers of its own.
 	defer c.nodeQueue.ShutDown()
-	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
-		return fmt.Errorf("pod-garbage-collector: caches did not sync")
-	}
-	workers = max(workers, 1)
+	return controllerutil.Loop{
+		Name: "pod-garbage-collector", Synced: c.synced,
+		Alongside: []func(context.Context){func(ctx context.Context) { c.passes(ctx, max(workers, 1)) }},
+	}.Run(ctx)
+}
+
+// passes runs gc, then again a period after each pass ends, as upstream's
+// wait.Until, so that a slow pass is not followed by another at once.
+func (c *Controller) passes(ctx context.Context, workers int) {
 	c.log.Info("starting", "terminatedPodThreshold", c.terminatedPodThreshold, "period", c.gcCheckPeriod)
 	for {
 		c.gc(ctx, workers)
-		// The period runs from the end of a pass, as upstream's
-		// wait.Until, so a slow pass is not followed by another at once.
 		t := c.clock.NewTimer(c.gcCheckPeriod)
 		select {
 		case <-ctx.Done():
 			t.Stop()
 			c.log.Info("stopping")
-			return nil
+			return
 		case <-t.C():
 		}
 	}

@@ -26,7 +26,6 @@ package pvcprotection
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -35,8 +34,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -70,10 +67,9 @@ func New(client kubernetes.Interface, factory informers.SharedInformerFactory, m
 	c := &Controller{
 		client: client, claims: pvcInf.Lister(), pods: podInf.Informer().GetIndexer(),
 		synced: []cache.InformerSynced{pvcInf.Informer().HasSynced, podInf.Informer().HasSynced},
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "pvcprotection", MetricsProvider: metrics}),
-		log: log.With("controller", "pvc-protection"),
-		now: time.Now,
+		queue:  controllerutil.NewQueue[string]("pvcprotection", metrics),
+		log:    log.With("controller", "pvc-protection"),
+		now:    time.Now,
 	}
 	if err := addPodClaimIndex(podInf.Informer()); err != nil {
 		return nil, fmt.Errorf("pvc-protection: pod index: %w", err)
@@ -115,18 +111,10 @@ func (c *Controller) Name() string { return "pvc-protection" }
 
 // Run processes claims until ctx ends.
 func (c *Controller) Run(ctx context.Context, workers int) error {
-	defer utilruntime.HandleCrash()
-	defer c.queue.ShutDown()
-	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
-		return errors.New("pvc-protection: caches did not sync")
-	}
-	for range workers {
-		go wait.UntilWithContext(ctx, func(ctx context.Context) {
-			controllerutil.ProcessQueue(ctx, c.queue, c.sync, c.log, "persistentVolumeClaim")
-		}, time.Second)
-	}
-	<-ctx.Done()
-	return nil
+	return controllerutil.Loop{
+		Name: "pvc-protection", Synced: c.synced,
+		Workers: []controllerutil.Workers{controllerutil.NewWorkers(workers, c.queue, c.sync, c.log, "persistentVolumeClaim")},
+	}.Run(ctx)
 }
 
 // claimChanged queues a claim that lacks the Unused condition or whose

@@ -19,12 +19,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
@@ -39,9 +36,11 @@ const BurstReplicas = 500
 
 // Controller reconciles one kind. Keys are namespace/name.
 type Controller struct {
-	kind         *kind
-	client       kubernetes.Interface
-	pods         corelisters.PodLister
+	kind   *kind
+	client kubernetes.Interface
+	pods   corelisters.PodLister
+	// podIndex finds pods by controller (PodControllerIndex).
+	podIndex     cache.Indexer
 	synced       []cache.InformerSynced
 	queue        workqueue.TypedRateLimitingInterface[string]
 	expectations *controllerutil.Expectations
@@ -65,18 +64,21 @@ func newController(k *kind, client kubernetes.Interface, factory informers.Share
 	podInf := factory.Core().V1().Pods()
 	events := record.NewBroadcaster()
 	c := &Controller{
-		kind:   k,
-		client: client,
-		pods:   podInf.Lister(),
-		synced: []cache.InformerSynced{podInf.Informer().HasSynced, k.informer.HasSynced},
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: k.name, MetricsProvider: metrics}),
+		kind:         k,
+		client:       client,
+		pods:         podInf.Lister(),
+		podIndex:     podInf.Informer().GetIndexer(),
+		synced:       []cache.InformerSynced{podInf.Informer().HasSynced, k.informer.HasSynced},
+		queue:        controllerutil.NewQueue[string](k.name, metrics),
 		expectations: controllerutil.NewExpectations(),
 		events:       events,
 		podControl: controllerutil.PodControl{Client: client,
 			Recorder: events.NewRecorder(scheme.Scheme, v1.EventSource{Component: k.component})},
 		log: log.With("controller", k.name),
 		now: time.Now,
+	}
+	if err := controllerutil.AddPodControllerIndex(podInf.Informer()); err != nil {
+		return nil, fmt.Errorf("%s: pod index: %w", k.name, err)
 	}
 	if _, err := k.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.enqueueOwner,
@@ -212,22 +214,10 @@ func (c *Controller) deletePod(obj any) {
 
 // Run processes keys until ctx ends.
 func (c *Controller) Run(ctx context.Context, workers int) error {
-	defer utilruntime.HandleCrash()
-	c.events.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.client.CoreV1().Events("")})
-	defer c.events.Shutdown()
-	defer c.queue.ShutDown()
-	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
-		return fmt.Errorf("%s: caches did not sync", c.kind.name)
-	}
-	for range workers {
-		go wait.UntilWithContext(ctx, c.worker, time.Second)
-	}
-	<-ctx.Done()
-	return nil
-}
-
-func (c *Controller) worker(ctx context.Context) {
-	controllerutil.ProcessQueue(ctx, c.queue, c.sync, c.log, "key")
+	return controllerutil.Loop{
+		Name: c.kind.name, Events: c.events, Client: c.client, Synced: c.synced,
+		Workers: []controllerutil.Workers{controllerutil.NewWorkers(workers, c.queue, c.sync, c.log, "key")},
+	}.Run(ctx)
 }
 
 func (c *Controller) sync(ctx context.Context, k string) error {
@@ -252,7 +242,8 @@ func (c *Controller) sync(ctx context.Context, k string) error {
 	}
 	needsSync := c.expectations.Satisfied(k)
 
-	all, err := c.pods.Pods(ns).List(labels.Everything())
+	// Its own pods and the orphans it may adopt: no other pod concerns it.
+	all, err := controllerutil.ControlledPods(c.podIndex, rs, true)
 	if err != nil {
 		return fmt.Errorf("list pods: %w", err)
 	}
@@ -371,20 +362,22 @@ func (c *Controller) relatedPods(rs *appsv1.ReplicaSet, own []*v1.Pod) []*v1.Pod
 	if err != nil {
 		return own
 	}
-	family := map[string]bool{}
+	var family []*appsv1.ReplicaSet
 	for _, s := range siblings {
 		if r := metav1.GetControllerOf(s); r != nil && r.UID == ctrl.UID {
-			family[string(s.UID)] = true
+			family = append(family, s)
 		}
 	}
-	pods, err := c.pods.Pods(rs.Namespace).List(labels.Everything())
-	if err != nil {
-		return own
-	}
 	var out []*v1.Pod
-	for _, p := range pods {
-		if r := metav1.GetControllerOf(p); r != nil && family[string(r.UID)] && controllerutil.IsPodActive(p) {
-			out = append(out, p)
+	for _, s := range family {
+		pods, err := controllerutil.ControlledPods(c.podIndex, s, false)
+		if err != nil {
+			return own
+		}
+		for _, p := range pods {
+			if controllerutil.IsPodActive(p) {
+				out = append(out, p)
+			}
 		}
 	}
 	return out

@@ -9,7 +9,6 @@ package resourcequota
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -24,14 +23,13 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 
+	"github.com/orca-project/orca/internal/controller/controllerutil"
 	"github.com/orca-project/orca/internal/quota"
 )
 
@@ -61,15 +59,14 @@ type Controller struct {
 }
 
 // New builds the controller over the shared informers.
-func New(client kubernetes.Interface, factory informers.SharedInformerFactory) *Controller {
+func New(client kubernetes.Interface, factory informers.SharedInformerFactory, metrics workqueue.MetricsProvider, log *slog.Logger) *Controller {
 	core := factory.Core().V1()
 	c := &Controller{
 		client:   client,
 		rqLister: core.ResourceQuotas().Lister(),
 		listers:  map[schema.GroupResource]lister{},
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "resourcequota"}),
-		log:      slog.Default().With("controller", "resourcequota"),
+		queue:    controllerutil.NewQueue[string]("resourcequota", metrics),
+		log:      log.With("controller", "resourcequota"),
 		Resync:   ResyncPeriod,
 		versions: map[string]string{},
 	}
@@ -221,49 +218,15 @@ func (c *Controller) enqueueAll() {
 	}
 }
 
-// Run starts the workers and blocks until ctx ends.
+// Run recounts quotas until ctx ends, and every quota each Resync.
 func (c *Controller) Run(ctx context.Context, workers int) error {
-	defer utilruntime.HandleCrash()
-	defer c.queue.ShutDown()
-	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
-		return errors.New("resourcequota: caches did not sync")
-	}
-	var wg sync.WaitGroup
-	for i := 0; i < workers; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			wait.UntilWithContext(ctx, c.worker, time.Second)
-		}()
-	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		wait.UntilWithContext(ctx, func(context.Context) { c.enqueueAll() }, c.Resync)
-	}()
-	<-ctx.Done()
-	c.queue.ShutDown()
-	wg.Wait()
-	return nil
-}
-
-func (c *Controller) worker(ctx context.Context) {
-	for {
-		key, quit := c.queue.Get()
-		if quit {
-			return
-		}
-		err := c.sync(ctx, key)
-		if err == nil {
-			c.queue.Forget(key)
-		} else {
-			if !apierrors.IsConflict(err) {
-				c.log.Warn("sync failed", "quota", key, "err", err)
-			}
-			c.queue.AddRateLimited(key)
-		}
-		c.queue.Done(key)
-	}
+	return controllerutil.Loop{
+		Name: "resourcequota", Synced: c.synced,
+		// A conflict is admission's write crossing ours; the retry
+		// recounts over the newer object.
+		Workers:   []controllerutil.Workers{controllerutil.NewWorkers(workers, c.queue, c.sync, c.log, "quota", controllerutil.Expected(apierrors.IsConflict))},
+		Alongside: []func(context.Context){controllerutil.Every(c.Resync, func(context.Context) { c.enqueueAll() })},
+	}.Run(ctx)
 }
 
 // sync recounts one quota and writes its status if it changed.

@@ -3,6 +3,7 @@ package resourcequota
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -57,7 +58,7 @@ func TestRecount(t *testing.T) {
 				&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "ns"}, Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeNodePort, Ports: []corev1.ServicePort{{Port: 1}, {Port: 2}}}},
 			)
 			factory := informers.NewSharedInformerFactory(client, 0)
-			c := New(client, factory)
+			c := New(client, factory, nil, slog.Default())
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			factory.Start(ctx.Done())
@@ -81,7 +82,7 @@ func TestReleaseOnDelete(t *testing.T) {
 	q := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "q", Namespace: "ns"}, Spec: corev1.ResourceQuotaSpec{Hard: rl("pods", "5")}}
 	client := fake.NewSimpleClientset(q, pod("a", corev1.PodRunning, "1", false), pod("b", corev1.PodRunning, "1", false))
 	factory := informers.NewSharedInformerFactory(client, 0)
-	c := New(client, factory)
+	c := New(client, factory, nil, slog.Default())
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	factory.Start(ctx.Done())

@@ -11,18 +11,17 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
+
+	"github.com/orca-project/orca/internal/controller/controllerutil"
 )
 
 // Upstream's names, which pods and tools depend on.
@@ -59,9 +58,8 @@ func New(client kubernetes.Interface, factory informers.SharedInformerFactory, r
 		nsLister: nsInf.Lister(),
 		cmLister: cmInf.Lister(),
 		synced:   []cache.InformerSynced{nsInf.Informer().HasSynced, cmInf.Informer().HasSynced},
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "root_ca_cert_publisher", MetricsProvider: metrics}),
-		log: log.With("controller", "root-ca-cert-publisher"),
+		queue:    controllerutil.NewQueue[string]("root_ca_cert_publisher", metrics),
+		log:      log.With("controller", "root-ca-cert-publisher"),
 	}
 	if _, err := nsInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.namespaceChanged,
@@ -98,36 +96,10 @@ func (c *Controller) configMapChanged(obj any) {
 
 // Run processes namespaces until ctx ends.
 func (c *Controller) Run(ctx context.Context, workers int) error {
-	defer utilruntime.HandleCrash()
-	defer c.queue.ShutDown()
-	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
-		return errors.New("root-ca-cert-publisher: caches did not sync")
-	}
-	for range workers {
-		go wait.UntilWithContext(ctx, c.worker, time.Second)
-	}
-	<-ctx.Done()
-	return nil
-}
-
-func (c *Controller) worker(ctx context.Context) {
-	for c.next(ctx) {
-	}
-}
-
-func (c *Controller) next(ctx context.Context) bool {
-	key, quit := c.queue.Get()
-	if quit {
-		return false
-	}
-	defer c.queue.Done(key)
-	if err := c.sync(ctx, key); err != nil {
-		c.log.Warn("sync failed; retrying", "namespace", key, "err", err)
-		c.queue.AddRateLimited(key)
-		return true
-	}
-	c.queue.Forget(key)
-	return true
+	return controllerutil.Loop{
+		Name: "root-ca-cert-publisher", Synced: c.synced,
+		Workers: []controllerutil.Workers{controllerutil.NewWorkers(workers, c.queue, c.sync, c.log, "namespace")},
+	}.Run(ctx)
 }
 
 // sync makes the namespace's ConfigMap what Reconcile says it should be.

@@ -10,7 +10,6 @@ package servicecidrs
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/netip"
@@ -21,8 +20,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	metav1apply "k8s.io/client-go/applyconfigurations/meta/v1"
 	networkingv1apply "k8s.io/client-go/applyconfigurations/networking/v1"
 	"k8s.io/client-go/informers"
@@ -55,9 +52,8 @@ func New(client kubernetes.Interface, factory informers.SharedInformerFactory, m
 	c := &Controller{
 		client: client, cidrs: cidrInf.Lister(), ips: ipInf.Lister(),
 		synced: []cache.InformerSynced{cidrInf.Informer().HasSynced, ipInf.Informer().HasSynced},
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "servicecidrs", MetricsProvider: metrics}),
-		log: log.With("controller", "service-cidr"), timeNow: time.Now,
+		queue:  controllerutil.NewQueue[string]("servicecidrs", metrics),
+		log:    log.With("controller", "service-cidr"), timeNow: time.Now,
 	}
 	if _, err := cidrInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.serviceCIDRAdded,
@@ -135,18 +131,10 @@ func (c *Controller) ipAddressChanged(obj any) {
 
 // Run processes ServiceCIDRs until ctx ends.
 func (c *Controller) Run(ctx context.Context, workers int) error {
-	defer utilruntime.HandleCrash()
-	defer c.queue.ShutDown()
-	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
-		return errors.New("service-cidr: caches did not sync")
-	}
-	for range workers {
-		go wait.UntilWithContext(ctx, func(ctx context.Context) {
-			controllerutil.ProcessQueue(ctx, c.queue, c.sync, c.log, "serviceCIDR")
-		}, time.Second)
-	}
-	<-ctx.Done()
-	return nil
+	return controllerutil.Loop{
+		Name: "service-cidr", Synced: c.synced,
+		Workers: []controllerutil.Workers{controllerutil.NewWorkers(workers, c.queue, c.sync, c.log, "serviceCIDR")},
+	}.Run(ctx)
 }
 
 // sync applies Decide to one ServiceCIDR.

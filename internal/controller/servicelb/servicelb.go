@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -18,17 +17,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 
+	"github.com/orca-project/orca/internal/controller/controllerutil"
 	"github.com/orca-project/orca/internal/nodekind"
 )
 
@@ -70,9 +67,8 @@ func New(client kubernetes.Interface, factory informers.SharedInformerFactory, p
 	c := &Controller{
 		client: client, services: svcs.Lister(), nodes: nodes.Lister(), pool: p,
 		synced: []cache.InformerSynced{svcs.Informer().HasSynced, nodes.Informer().HasSynced},
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "service-lb", MetricsProvider: metrics}),
-		bc: bc, rec: bc.NewRecorder(scheme.Scheme, v1.EventSource{Component: "service-controller"}),
+		queue:  controllerutil.NewQueue[string]("service-lb", metrics),
+		bc:     bc, rec: bc.NewRecorder(scheme.Scheme, v1.EventSource{Component: "service-controller"}),
 		log: log.With("controller", "service-lb"), failed: map[string]string{},
 	}
 	h := cache.ResourceEventHandlerFuncs{
@@ -108,33 +104,11 @@ func (c *Controller) Name() string { return "service-lb" }
 
 // Run syncs until ctx ends; one worker suffices since there is one key.
 func (c *Controller) Run(ctx context.Context, _ int) error {
-	defer utilruntime.HandleCrash()
-	defer c.queue.ShutDown()
-	c.bc.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.client.CoreV1().Events("")})
-	defer c.bc.Shutdown()
-	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
-		return fmt.Errorf("service-lb: caches did not sync")
-	}
-	c.queue.Add(syncKey)
-	go wait.UntilWithContext(ctx, c.worker, time.Second)
-	<-ctx.Done()
-	return nil
-}
-
-func (c *Controller) worker(ctx context.Context) {
-	for {
-		key, quit := c.queue.Get()
-		if quit {
-			return
-		}
-		if err := c.sync(ctx); err != nil {
-			c.log.Warn("sync load balancers", "err", err)
-			c.queue.AddRateLimited(key)
-		} else {
-			c.queue.Forget(key)
-		}
-		c.queue.Done(key)
-	}
+	return controllerutil.Loop{
+		Name: "service-lb", Events: c.bc, Client: c.client, Synced: c.synced,
+		Start:   func(context.Context) error { c.queue.Add(syncKey); return nil },
+		Workers: []controllerutil.Workers{controllerutil.NewWorkers(1, c.queue, func(ctx context.Context, _ string) error { return c.sync(ctx) }, c.log, "key")},
+	}.Run(ctx)
 }
 
 // Wants reports whether this controller serves svc: a LoadBalancer

@@ -20,12 +20,9 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
@@ -46,6 +43,7 @@ type Controller struct {
 	client       kubernetes.Interface
 	sets         appslisters.StatefulSetLister
 	pods         corelisters.PodLister
+	podIndex     cache.Indexer
 	revisions    appslisters.ControllerRevisionLister
 	claims       corelisters.PersistentVolumeClaimLister
 	synced       []cache.InformerSynced
@@ -69,12 +67,12 @@ func New(client kubernetes.Interface, factory informers.SharedInformerFactory, m
 		client:    client,
 		sets:      setInf.Lister(),
 		pods:      podInf.Lister(),
+		podIndex:  podInf.Informer().GetIndexer(),
 		revisions: revInf.Lister(),
 		claims:    pvcInf.Lister(),
 		synced: []cache.InformerSynced{setInf.Informer().HasSynced, podInf.Informer().HasSynced,
 			revInf.Informer().HasSynced, pvcInf.Informer().HasSynced},
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: Name, MetricsProvider: metrics}),
+		queue:        controllerutil.NewQueue[string](Name, metrics),
 		expectations: controllerutil.NewExpectations(),
 		// Events are recorded here, in upstream's StatefulSet wording,
 		// rather than by PodControl, whose wording is the ReplicaSet's.
@@ -83,6 +81,9 @@ func New(client kubernetes.Interface, factory informers.SharedInformerFactory, m
 		recorder:   events.NewRecorder(scheme.Scheme, v1.EventSource{Component: ComponentName}),
 		log:        log.With("controller", Name),
 		now:        time.Now,
+	}
+	if err := controllerutil.AddPodControllerIndex(podInf.Informer()); err != nil {
+		return nil, fmt.Errorf("statefulset: pod index: %w", err)
 	}
 	if _, err := setInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.enqueue,
@@ -112,22 +113,10 @@ func (c *Controller) Name() string { return Name }
 
 // Run processes StatefulSets until ctx ends.
 func (c *Controller) Run(ctx context.Context, workers int) error {
-	defer utilruntime.HandleCrash()
-	defer c.queue.ShutDown()
-	c.events.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.client.CoreV1().Events("")})
-	defer c.events.Shutdown()
-	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
-		return fmt.Errorf("statefulset: caches did not sync")
-	}
-	for range workers {
-		go wait.UntilWithContext(ctx, c.worker, time.Second)
-	}
-	<-ctx.Done()
-	return nil
-}
-
-func (c *Controller) worker(ctx context.Context) {
-	controllerutil.ProcessQueue(ctx, c.queue, c.sync, c.log, "statefulset")
+	return controllerutil.Loop{
+		Name: "statefulset", Events: c.events, Client: c.client, Synced: c.synced,
+		Workers: []controllerutil.Workers{controllerutil.NewWorkers(workers, c.queue, c.sync, c.log, "statefulset")},
+	}.Run(ctx)
 }
 
 func (c *Controller) enqueue(obj any) {

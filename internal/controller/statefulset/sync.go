@@ -111,7 +111,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 // one of its ordinals and match its selector, and releasing pods that no
 // longer match.
 func (c *Controller) ownedPods(ctx context.Context, set *appsv1.StatefulSet, selector labels.Selector) ([]*v1.Pod, error) {
-	all, err := c.pods.Pods(set.Namespace).List(labels.Everything())
+	all, err := controllerutil.ControlledPods(c.podIndex, set, true)
 	if err != nil {
 		return nil, err
 	}

@@ -13,8 +13,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -53,8 +51,7 @@ func newController(client kubernetes.Interface, metrics workqueue.MetricsProvide
 	inf := factory.Core().V1().Secrets()
 	c := &Controller{
 		client: client, factory: factory, secrets: inf.Lister(), synced: inf.Informer().HasSynced,
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "token_cleaner", MetricsProvider: metrics}),
+		queue: controllerutil.NewQueue[string]("token_cleaner", metrics),
 		clock: clk, log: log.With("controller", "tokencleaner"),
 	}
 	enqueue := func(obj any) {
@@ -75,20 +72,12 @@ func (c *Controller) Name() string { return "tokencleaner" }
 
 // Run deletes expired tokens until ctx ends.
 func (c *Controller) Run(ctx context.Context, workers int) error {
-	defer utilruntime.HandleCrash()
-	defer c.queue.ShutDown()
 	c.factory.Start(ctx.Done())
 	defer c.factory.Shutdown()
-	if !cache.WaitForCacheSync(ctx.Done(), c.synced) {
-		return fmt.Errorf("tokencleaner: caches did not sync")
-	}
-	for range workers {
-		go wait.UntilWithContext(ctx, func(ctx context.Context) {
-			controllerutil.ProcessQueue(ctx, c.queue, c.sync, c.log, "secret")
-		}, time.Second)
-	}
-	<-ctx.Done()
-	return nil
+	return controllerutil.Loop{
+		Name: "tokencleaner", Synced: []cache.InformerSynced{c.synced},
+		Workers: []controllerutil.Workers{controllerutil.NewWorkers(workers, c.queue, c.sync, c.log, "secret")},
+	}.Run(ctx)
 }
 
 // timeLeft is how long a token Secret has until it expires; ok is false

@@ -14,14 +14,14 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	batchlisters "k8s.io/client-go/listers/batch/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
+
+	"github.com/orca-project/orca/internal/controller/controllerutil"
 )
 
 // Controller deletes expired Jobs. Keys are namespace/name.
@@ -45,10 +45,9 @@ func newController(client kubernetes.Interface, factory informers.SharedInformer
 		client:    client,
 		jobLister: inf.Lister(),
 		synced:    inf.Informer().HasSynced,
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "ttl_jobs_to_delete", MetricsProvider: metrics}),
-		clock: clk,
-		log:   log.With("controller", "ttl-after-finished"),
+		queue:     controllerutil.NewQueue[string]("ttl_jobs_to_delete", metrics),
+		clock:     clk,
+		log:       log.With("controller", "ttl-after-finished"),
 	}
 	enqueue := func(obj any) {
 		j, ok := obj.(*batchv1.Job)
@@ -73,32 +72,10 @@ func (c *Controller) Name() string { return "ttl-after-finished" }
 
 // Run processes Jobs until ctx ends.
 func (c *Controller) Run(ctx context.Context, workers int) error {
-	defer utilruntime.HandleCrash()
-	defer c.queue.ShutDown()
-	if !cache.WaitForCacheSync(ctx.Done(), c.synced) {
-		return fmt.Errorf("ttl-after-finished: caches did not sync")
-	}
-	for range workers {
-		go wait.UntilWithContext(ctx, c.worker, time.Second)
-	}
-	<-ctx.Done()
-	return nil
-}
-
-func (c *Controller) worker(ctx context.Context) {
-	for {
-		key, quit := c.queue.Get()
-		if quit {
-			return
-		}
-		if err := c.sync(ctx, key); err != nil {
-			c.log.Warn("sync failed; retrying", "job", key, "err", err)
-			c.queue.AddRateLimited(key)
-		} else {
-			c.queue.Forget(key)
-		}
-		c.queue.Done(key)
-	}
+	return controllerutil.Loop{
+		Name: "ttl-after-finished", Synced: []cache.InformerSynced{c.synced},
+		Workers: []controllerutil.Workers{controllerutil.NewWorkers(workers, c.queue, c.sync, c.log, "job")},
+	}.Run(ctx)
 }
 
 // needsCleanup is a finished Job with a TTL that is not already going.

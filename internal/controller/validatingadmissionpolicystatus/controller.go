@@ -13,16 +13,12 @@ package validatingadmissionpolicystatus
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	admissionregistrationv1ac "k8s.io/client-go/applyconfigurations/admissionregistration/v1"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/informers"
@@ -66,9 +62,8 @@ func newController(client kubernetes.Interface, factory informers.SharedInformer
 		policies: inf.Lister(),
 		synced:   inf.Informer().HasSynced,
 		checker:  chk,
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: FieldManager, MetricsProvider: metrics}),
-		log: log.With("controller", controllerName),
+		queue:    controllerutil.NewQueue[string](FieldManager, metrics),
+		log:      log.With("controller", controllerName),
 	}
 	// Deletes need nothing: the status goes with the policy.
 	if _, err := inf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -94,20 +89,10 @@ func (c *Controller) enqueue(obj any) {
 
 // Run processes policies until ctx ends.
 func (c *Controller) Run(ctx context.Context, workers int) error {
-	defer utilruntime.HandleCrash()
-	defer c.queue.ShutDown()
-	if !cache.WaitForCacheSync(ctx.Done(), c.synced) {
-		return errors.New(controllerName + ": caches did not sync")
-	}
-	for range workers {
-		go wait.UntilWithContext(ctx, c.worker, time.Second)
-	}
-	<-ctx.Done()
-	return nil
-}
-
-func (c *Controller) worker(ctx context.Context) {
-	controllerutil.ProcessQueue(ctx, c.queue, c.sync, c.log, "policy")
+	return controllerutil.Loop{
+		Name: controllerName, Synced: []cache.InformerSynced{c.synced},
+		Workers: []controllerutil.Workers{controllerutil.NewWorkers(workers, c.queue, c.sync, c.log, "policy")},
+	}.Run(ctx)
 }
 
 // sync type-checks one policy whose status lags its spec and writes the

@@ -21,19 +21,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
@@ -93,11 +89,10 @@ func newController(client kubernetes.Interface, factory informers.SharedInformer
 	events record.EventBroadcaster, recorder record.EventRecorder) (*Controller, error) {
 	inf := factory.Core().V1().PersistentVolumeClaims()
 	c := &Controller{
-		client: client,
-		claims: inf.Lister(),
-		synced: inf.Informer().HasSynced,
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "volume_expand", MetricsProvider: metrics}),
+		client:   client,
+		claims:   inf.Lister(),
+		synced:   inf.Informer().HasSynced,
+		queue:    controllerutil.NewQueue[string]("volume_expand", metrics),
 		events:   events,
 		recorder: recorder,
 		log:      log.With("controller", "persistentvolume-expander"),
@@ -130,24 +125,10 @@ func (c *Controller) Name() string { return "persistentvolume-expander" }
 
 // Run processes claims until ctx ends.
 func (c *Controller) Run(ctx context.Context, workers int) error {
-	defer utilruntime.HandleCrash()
-	defer c.queue.ShutDown()
-	if c.events != nil {
-		c.events.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.client.CoreV1().Events("")})
-		defer c.events.Shutdown()
-	}
-	if !cache.WaitForCacheSync(ctx.Done(), c.synced) {
-		return fmt.Errorf("volume expand: caches did not sync")
-	}
-	for range workers {
-		go wait.UntilWithContext(ctx, c.worker, time.Second)
-	}
-	<-ctx.Done()
-	return nil
-}
-
-func (c *Controller) worker(ctx context.Context) {
-	controllerutil.ProcessQueue(ctx, c.queue, c.sync, c.log, "claim")
+	return controllerutil.Loop{
+		Name: "volume expand", Events: c.events, Client: c.client, Synced: []cache.InformerSynced{c.synced},
+		Workers: []controllerutil.Workers{controllerutil.NewWorkers(workers, c.queue, c.sync, c.log, "claim")},
+	}.Run(ctx)
 }
 
 func (c *Controller) enqueue(obj any) {
