@@ -63,6 +63,19 @@ func TestSchedulerExplainsTheColourExample(t *testing.T) {
 		return err
 	})
 	pods := client.CoreV1().Pods(e.ns)
+	// The verdicts name every node, so the scheduler must know the last
+	// one made before the first pod: a pod only gray can take is bound
+	// once its informer has gray, and with it the nodes made before.
+	e.pod("gray-seen", "1m", func(p *v1.Pod) {
+		p.Spec.NodeSelector = map[string]string{v1.LabelHostname: gray}
+	})
+	if got := e.placements("gray-seen")["gray-seen"]; got != gray {
+		t.Fatalf("a pod for gray bound to %s", got)
+	}
+	zero := int64(0)
+	if err := pods.Delete(ctx, "gray-seen", metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+		t.Fatal(err)
+	}
 
 	t.Run("blue pod, explanation asked for", func(t *testing.T) {
 		e.colourPod("blue-pod", "blue", "100m", true)
