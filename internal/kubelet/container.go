@@ -547,7 +547,7 @@ func sortedKeys(m map[string]string) []string {
 func (k *Kubelet) runHook(ctx context.Context, pod *v1.Pod, c *v1.Container, id string, h *v1.LifecycleHandler) (string, error) {
 	switch {
 	case h.Exec != nil:
-		out, code, err := (execRunner{rt: k.rt}).ExecSync(ctx, id, h.Exec.Command, 0)
+		out, code, err := (prober.CRIExec{Runtime: k.rt}).ExecSync(ctx, id, h.Exec.Command, 0)
 		if err != nil {
 			return fmt.Sprintf("Exec lifecycle hook (%v) for Container %q in Pod %q failed - error: %v, message: %q", h.Exec.Command, c.Name, pod.Name+"_"+pod.Namespace+"("+string(pod.UID)+")", err, string(out)), err
 		}
@@ -596,15 +596,4 @@ func (k *Kubelet) podIP(pod *v1.Pod) string {
 		return sb.IPs[0]
 	}
 	return pod.Status.PodIP
-}
-
-// execRunner runs commands in containers through the runtime.
-type execRunner struct{ rt Runtime }
-
-func (e execRunner) ExecSync(ctx context.Context, id string, cmd []string, timeout time.Duration) ([]byte, int32, error) {
-	resp, err := e.rt.ExecSync(ctx, &runtimeapi.ExecSyncRequest{ContainerId: id, Cmd: cmd, Timeout: int64(timeout / time.Second)})
-	if err != nil {
-		return nil, -1, err
-	}
-	return append(resp.Stdout, resp.Stderr...), resp.ExitCode, nil
 }

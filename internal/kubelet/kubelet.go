@@ -272,7 +272,7 @@ func New(cfg Config) *Kubelet {
 	})
 	k.metrics = newMetrics(k, cfg.Metrics)
 	k.probes = prober.NewManager(prober.Config{
-		Exec: execRunner{rt: cfg.Runtime},
+		Exec: prober.CRIExec{Runtime: cfg.Runtime},
 		OnChange: func(uid types.UID, kind prober.Kind) {
 			if kind == prober.Readiness {
 				k.kickStatus(uid)

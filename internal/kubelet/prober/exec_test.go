@@ -16,17 +16,6 @@ import (
 	"github.com/orca-project/orca/internal/kubelet/prober"
 )
 
-// criExec runs exec probes through a CRI runtime, as the kubelet does.
-type criExec struct{ rt *fakeruntime.Runtime }
-
-func (e criExec) ExecSync(ctx context.Context, id string, cmd []string, timeout time.Duration) ([]byte, int32, error) {
-	resp, err := e.rt.ExecSync(ctx, &runtimeapi.ExecSyncRequest{ContainerId: id, Cmd: cmd, Timeout: int64(timeout / time.Second)})
-	if err != nil {
-		return nil, -1, err
-	}
-	return append(resp.Stdout, resp.Stderr...), resp.ExitCode, nil
-}
-
 // runningContainer starts one container in the runtime and returns its ID.
 func runningContainer(t *testing.T, rt *fakeruntime.Runtime) string {
 	t.Helper()
@@ -94,7 +83,7 @@ func TestExecProbes(t *testing.T) {
 			}
 			changed := make(chan types.UID, 10)
 			events := record.NewFakeRecorder(10)
-			m := prober.NewManager(prober.Config{Exec: criExec{rt}, Recorder: events, OnChange: func(uid types.UID, _ prober.Kind) { changed <- uid }})
+			m := prober.NewManager(prober.Config{Exec: prober.CRIExec{Runtime: rt}, Recorder: events, OnChange: func(uid types.UID, _ prober.Kind) { changed <- uid }})
 			defer m.Stop()
 			probe := &v1.Probe{ProbeHandler: exec(tc.cmd...), PeriodSeconds: 60, TimeoutSeconds: 1, FailureThreshold: 1}
 			c := v1.Container{Name: "app"}
