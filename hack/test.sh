@@ -14,7 +14,22 @@ export LDFLAGS
 echo "== go vet"
 $GO vet ./...
 echo "== unit and integration tests"
-$GO test -ldflags "$LDFLAGS" -timeout 40m ./...
+# The output is kept, and on failure its failures are repeated as the last
+# lines, so that a reader of only the end of the log (a goroutine dump from
+# a timeout is thousands of lines) still learns which tests failed or hung.
+mkdir -p _output
+log=_output/test.log
+if ! $GO test -ldflags "$LDFLAGS" -timeout 40m ./... 2>&1 | tee "$log"; then
+	echo "== failures (all of them in $log)"
+	awk '
+		/^panic: test timed out/ { print; running = 1; next }
+		running && /^running tests:/ { print; next }
+		running && /^\t/ { print; next }
+		running { running = 0 }
+		/^[[:space:]]*--- FAIL/ || /^FAIL[[:space:]]/ || /^panic:/ { print }
+	' "$log" | head -60
+	exit 1
+fi
 echo "== conformance harness (its own module; the suite itself runs in make conformance)"
 (cd test/conformance && $GO vet ./summary/... && $GO test ./summary/...)
 (cd test/gateway-conformance && $GO vet ./dns-standin/ && $GO test ./dns-standin/)
