@@ -17,9 +17,11 @@ echo "== unit and integration tests"
 # The output is kept, and on failure its failures are repeated as the last
 # lines, so that a reader of only the end of the log (a goroutine dump from
 # a timeout is thousands of lines) still learns which tests failed or hung.
+# The end-to-end package alone runs for about 28 minutes on a 2-core
+# machine; the timeout leaves it room on a slower one.
 mkdir -p _output
 log=_output/test.log
-if ! $GO test -ldflags "$LDFLAGS" -timeout 40m ./... 2>&1 | tee "$log"; then
+if ! $GO test -ldflags "$LDFLAGS" -timeout 60m ./... 2>&1 | tee "$log"; then
 	echo "== failures (all of them in $log)"
 	awk '
 		/^panic: test timed out/ { print; running = 1; next }
