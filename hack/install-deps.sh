@@ -15,6 +15,9 @@ command -v runc >/dev/null || [ -x /usr/sbin/runc ] || need+=(runc)
 [ -x /bin/busybox ] && /bin/busybox --list 2>/dev/null | grep -qx httpd || need+=(busybox-static)
 command -v nft >/dev/null || [ -x /usr/sbin/nft ] || need+=(nftables)
 command -v ip >/dev/null || [ -x /usr/sbin/ip ] || [ -x /sbin/ip ] || need+=(iproute2)
+# The web console's browser tests drive Debian's Chromium headless; nothing
+# downloads a browser of its own.
+[ -x /usr/bin/chromium ] || need+=(chromium)
 
 if ((${#need[@]})); then
 	if [ "$(id -u)" -ne 0 ]; then
