@@ -1,0 +1,538 @@
+// The generic resources view (#/resources[/GROUP/VERSION/RESOURCE]): every
+// kind the server serves, from discovery, grouped by API group; the chosen
+// kind's objects listed live in the server's own Table form (kubectl's
+// columns, custom resources included); and "Create" from pasted YAML
+// through server-side apply.
+
+import { h, clear, age, markUpdated, showError, clearError, toast } from '../lib/dom.js';
+import { table } from '../lib/table.js';
+import { discovery, canI, request, getToken, resourcePath, apply, ApiError } from '../lib/api.js';
+import { documents, identity, splitAPIVersion } from '../lib/yaml.js';
+
+// kubectl's own Accept for `kubectl get`: the Table, or the plain list from
+// a server (an aggregated API) that cannot print one.
+const TABLE_ACCEPT = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json';
+const LIST_LIMIT = 500;
+
+export async function mount(outlet, ctx) {
+  // Five or four parts name one object: that is resource.js's page, in
+  // case the router sends every #/resources/... here.
+  if ((ctx.params || []).length >= 4) {
+    const m = await import('./resource.js');
+    return m.mount(outlet, ctx);
+  }
+  const view = new ResourcesView(outlet, ctx);
+  return () => view.unmount();
+}
+
+// groupLabel names an API group as kubectl api-resources would leave it
+// blank: the core group gets a name people know.
+export function groupLabel(group) {
+  return group === '' ? 'core (v1)' : group;
+}
+
+// routeOf builds the route of a kind's list, or of one of its objects.
+export function routeOf(r, namespace, name) {
+  const parts = ['#/resources', r.group || 'core', r.version, r.resource];
+  if (name) {
+    if (r.namespaced && namespace) parts.push(encodeURIComponent(namespace));
+    parts.push(encodeURIComponent(name));
+  }
+  return parts.join('/');
+}
+
+// findResource finds the discovery entry a route names.
+export function findResource(all, group, version, resource) {
+  const g = group === 'core' ? '' : group;
+  return all.find((r) => r.group === g && r.resource === resource && r.version === version)
+    || all.find((r) => r.group === g && r.resource === resource)
+    || null;
+}
+
+// isLabelSelector tells a label selector typed in the search box from a
+// name: selectors have an operator, names cannot contain one.
+export function isLabelSelector(text) {
+  return /[=!]|\s(in|notin)\s*\(/.test(text);
+}
+
+class ResourcesView {
+  constructor(outlet, ctx) {
+    this.ctx = ctx;
+    this.search = (ctx.search || '').trim();
+    this.kindFilter = '';
+    this.selected = null;
+    this.watch = null;
+    this.stopped = false;
+    this.root = h('section', { 'data-view': 'resources', class: 'view resources-view', 'aria-labelledby': 'resources-title' });
+    clear(outlet).appendChild(this.root);
+    this.render();
+    this.offSearch = ctx.onSearch ? ctx.onSearch((text) => this.onSearch(text)) : null;
+    this.ageTimer = setInterval(() => this.table && this.table.refresh(), 10000);
+  }
+
+  unmount() {
+    this.stopped = true;
+    if (this.watch) this.watch.stop();
+    clearInterval(this.ageTimer);
+    clearTimeout(this.searchTimer);
+    if (typeof this.offSearch === 'function') this.offSearch();
+  }
+
+  async render() {
+    this.kindsNav = h('nav', { class: 'kinds', 'aria-label': 'Resource kinds' }, h('p', { class: 'muted' }, 'Loading kinds…'));
+    this.kindsInput = h('input', {
+      type: 'search', id: 'kinds-filter', 'data-filter-kinds': '', placeholder: 'Filter kinds',
+      autocomplete: 'off', value: '', oninput: () => { this.kindFilter = this.kindsInput.value; this.renderKinds(); },
+    });
+    this.main = h('div', { class: 'kind-objects' });
+    this.root.append(
+      h('aside', { class: 'kinds-panel' },
+        h('label', { for: 'kinds-filter', class: 'visually-hidden' }, 'Filter kinds'),
+        this.kindsInput, this.kindsNav),
+      this.main);
+    try {
+      this.all = (await discovery()).filter((r) => r.verbs.includes('list'));
+    } catch (e) {
+      clear(this.kindsNav).appendChild(h('p', { class: 'error', role: 'alert' }, e.message));
+      return;
+    }
+    if (this.stopped) return;
+    const p = this.ctx.params || [];
+    if (p.length === 3) this.selected = findResource(this.all, p[0], p[1], p[2]);
+    this.renderKinds();
+    this.renderMain();
+  }
+
+  // The search box filters the kinds until one is chosen, then its objects.
+  onSearch(text) {
+    this.search = (text || '').trim();
+    if (!this.selected) { this.renderKinds(); return; }
+    clearTimeout(this.searchTimer);
+    // A label selector is the server's to apply, so it restarts the watch;
+    // a name is filtered here at once.
+    const sel = isLabelSelector(this.search) ? this.search : '';
+    if (sel !== this.labelSelector) {
+      this.searchTimer = setTimeout(() => this.startWatch(), 300);
+    } else {
+      this.applyFilter();
+    }
+  }
+
+  kindMatches(r, text) {
+    if (!text) return true;
+    const t = text.toLowerCase();
+    return r.kind.toLowerCase().includes(t) || r.resource.includes(t) || r.group.includes(t)
+      || (r.shortNames || []).some((s) => s === t);
+  }
+
+  renderKinds() {
+    if (!this.all) return;
+    const text = this.kindFilter || (this.selected ? '' : this.search);
+    const groups = new Map();
+    for (const r of this.all) {
+      if (!this.kindMatches(r, text)) continue;
+      if (!groups.has(r.group)) groups.set(r.group, []);
+      groups.get(r.group).push(r);
+    }
+    // The core group first, then the built-in groups (no dot, or k8s.io),
+    // then everyone else's, each alphabetically.
+    const rank = (g) => (g === '' ? 0 : (!g.includes('.') || g.endsWith('.k8s.io')) ? 1 : 2);
+    const names = [...groups.keys()].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+    clear(this.kindsNav);
+    if (!names.length) {
+      this.kindsNav.appendChild(h('p', { class: 'muted' }, 'No kind matches.'));
+      return;
+    }
+    for (const g of names) {
+      const rs = groups.get(g).sort((a, b) => a.kind.localeCompare(b.kind));
+      this.kindsNav.appendChild(h('div', { class: 'kind-group', 'data-group': g || 'core' },
+        h('h3', null, groupLabel(g)),
+        h('ul', null, rs.map((r) => {
+          const current = this.selected === r;
+          return h('li', null, h('a', {
+            href: routeOf(r), 'data-kind': `${r.group || 'core'}/${r.resource}`,
+            'aria-current': current ? 'page' : null, class: current ? 'current' : null,
+            title: `${r.resource}${r.group ? '.' + r.group : ''} (${r.version}, ${r.namespaced ? 'namespaced' : 'cluster-scoped'})`,
+          }, r.kind || r.resource));
+        }))));
+    }
+  }
+
+  async renderMain() {
+    clear(this.main);
+    const r = this.selected;
+    const ns = r && r.namespaced ? this.ctx.namespace : '';
+    this.actions = h('div', { class: 'actions' });
+    const title = r
+      ? h('h2', { id: 'resources-title' }, r.kind, ' ', h('small', { class: 'muted' }, `${r.resource}${r.group ? '.' + r.group : ''}/${r.version}`))
+      : h('h2', { id: 'resources-title' }, 'Resources');
+    this.main.append(h('header', { class: 'view-header' }, title, this.actions));
+    this.renderCreateButton(r);
+    if (!r) {
+      const p = this.ctx.params || [];
+      this.main.appendChild(h('p', { class: 'muted' }, p.length === 3
+        ? `The server does not serve ${p[2]} in ${p[0]}/${p[1]}.`
+        : 'Choose a kind to list its objects. The search box filters the kinds, then the objects (by name, or by label with a selector such as app=web).'));
+      markUpdated(this.root);
+      return;
+    }
+    this.status = h('p', { class: 'muted', 'data-status': '', 'aria-live': 'polite' }, 'Loading…');
+    this.tableHost = h('div', { class: 'table-host' });
+    this.main.append(this.status, this.tableHost);
+    this.columnsKey = '';
+    this.startWatch(ns);
+  }
+
+  async renderCreateButton(r) {
+    // Create applies whatever is pasted, so it is offered to a user who can
+    // create the chosen kind, or with no kind chosen, any of the common ones.
+    const ns = this.ctx.namespace || 'default';
+    const checks = r
+      ? [canI('create', { group: r.group, resource: r.resource, namespace: r.namespaced ? ns : '' })]
+      : [['', 'configmaps'], ['apps', 'deployments'], ['', 'services'], ['', 'secrets']]
+        .map(([group, resource]) => canI('create', { group, resource, namespace: ns }));
+    const ok = (await Promise.all(checks)).some(Boolean);
+    if (!ok || this.stopped || !this.actions.isConnected) return;
+    this.actions.appendChild(h('button', {
+      type: 'button', class: 'btn primary', 'data-action': 'create', onclick: () => this.createDialog(),
+    }, 'Create'));
+  }
+
+  // The objects' list: the server's Table, listed in pages and then
+  // watched, so every change reaches the screen without a reload.
+  startWatch() {
+    if (this.watch) this.watch.stop();
+    const r = this.selected;
+    if (!r) return;
+    const ns = r.namespaced ? this.ctx.namespace : '';
+    this.labelSelector = isLabelSelector(this.search) ? this.search : '';
+    const path = resourcePath({ group: r.group, version: r.version, resource: r.resource, namespace: ns });
+    this.watch = watchTable(path, {
+      query: { labelSelector: this.labelSelector || undefined },
+      onColumns: (cols) => this.setColumns(cols, r, ns),
+      onRows: (rows) => {
+        if (!this.table) return;
+        this.table.setItems(rows);
+        this.status.textContent = this.labelSelector ? `Selector: ${this.labelSelector}` : '';
+        markUpdated(this.root);
+      },
+      onError: (e) => {
+        this.status.textContent = e.message;
+        this.status.setAttribute('role', 'alert');
+      },
+    });
+    if (this.table) this.applyFilter();
+  }
+
+  setColumns(defs, r, ns) {
+    // Priority 0 columns are kubectl's default ones; the rest are -o wide.
+    const shown = defs.map((d, i) => ({ d, i })).filter(({ d }) => !d.priority);
+    const key = shown.map(({ d }) => d.name).join('|') + (ns ? '' : '|ns');
+    if (key === this.columnsKey) return;
+    this.columnsKey = key;
+    const columns = [];
+    if (r.namespaced && !ns) {
+      columns.push({ title: 'Namespace', value: (row) => row.namespace, width: 'minmax(8em, 1fr)' });
+    }
+    for (const { d, i } of shown) {
+      const col = { title: d.name, value: (row) => cellText(row.cells[i], d) };
+      if (d.name === 'Age' || (d.type === 'date' && d.name !== 'Name')) {
+        // The server's age is as old as the list; count it from the
+        // object's creation so it keeps time.
+        col.value = (row) => (row.created ? age(row.created) : cellText(row.cells[i], d));
+        col.sort = (row) => -(Date.parse(row.created) || 0);
+        col.width = '6em';
+      } else if (d.type === 'integer' || d.type === 'number') {
+        col.sort = (row) => Number(row.cells[i]) || 0;
+        col.width = 'minmax(5em, auto)';
+      } else if (d.format === 'name' || d.name === 'Name') {
+        col.width = 'minmax(12em, 2fr)';
+      }
+      columns.push(col);
+    }
+    this.table = table({
+      columns,
+      key: (row) => row.key,
+      onOpen: (row) => this.ctx.navigate(routeOf(r, row.namespace, row.name)),
+      empty: ns ? `No ${r.resource} in namespace ${ns}.` : `No ${r.resource}.`,
+      label: `${r.kind} objects`,
+    });
+    clear(this.tableHost).appendChild(this.table.el);
+    this.applyFilter();
+  }
+
+  applyFilter() {
+    if (!this.table) return;
+    const text = this.labelSelector ? '' : this.search.toLowerCase();
+    this.table.setFilter(text ? (row) => row.name.toLowerCase().includes(text) || row.namespace.includes(text) : null);
+  }
+
+  // The create dialog: pasted YAML (one or more documents, or JSON) applied
+  // with server-side apply, each document to the path discovery gives its
+  // kind. The dialog stays open on an error so the text can be fixed.
+  createDialog() {
+    clearError();
+    const err = h('p', { class: 'error', 'data-error': '', role: 'alert', hidden: true });
+    const ta = h('textarea', {
+      id: 'create-yaml', name: 'yaml', 'data-yaml': '', rows: 18, spellcheck: false, class: 'code',
+      placeholder: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: example\ndata:\n  key: value',
+    });
+    const nsNote = this.ctx.namespace
+      ? `Objects without a namespace go to ${this.ctx.namespace}.`
+      : 'Objects without a namespace go to default.';
+    const submit = h('button', { type: 'submit', class: 'btn primary', 'data-confirm': '' }, 'Create');
+    const cancel = h('button', { type: 'button', class: 'btn', 'data-cancel': '', onclick: () => close() }, 'Cancel');
+    const form = h('form', { method: 'dialog', class: 'dialog-form' },
+      h('div', { class: 'field' },
+        h('label', { for: 'create-yaml' }, 'YAML or JSON'), ta,
+        h('small', { class: 'help' }, `Applied with server-side apply (field manager orca-console). ${nsNote}`)),
+      err,
+      h('div', { class: 'dialog-buttons' }, cancel, submit));
+    const dlg = h('dialog', { 'data-dialog': 'create', class: 'dialog dialog-wide', 'aria-labelledby': 'create-title' },
+      h('h2', { id: 'create-title' }, 'Create from YAML'), form);
+    const close = () => { dlg.close(); dlg.remove(); };
+    dlg.addEventListener('cancel', (e) => { e.preventDefault(); close(); });
+    form.addEventListener('submit', async (e) => {
+      e.preventDefault();
+      submit.disabled = true;
+      err.hidden = true;
+      try {
+        const done = await this.createFrom(ta.value);
+        close();
+        toast(done.join('\n'), 'info');
+        // One object created: open it.
+        if (done.length === 1 && this.lastCreated) this.ctx.navigate(this.lastCreated);
+      } catch (x) {
+        err.textContent = x.message;
+        err.hidden = false;
+        showError(x);
+      } finally {
+        submit.disabled = false;
+      }
+    });
+    document.body.appendChild(dlg);
+    dlg.showModal();
+    ta.focus();
+  }
+
+  // createFrom applies each document in turn and returns kubectl's lines
+  // ("configmap/demo serverside-applied"); it stops at the first failure,
+  // naming the document, as kubectl apply reports per object.
+  async createFrom(text) {
+    const docs = documents(text);
+    if (!docs.length) throw new Error('Paste the YAML of at least one object.');
+    const all = this.all || (await discovery());
+    const out = [];
+    this.lastCreated = '';
+    for (const [i, doc] of docs.entries()) {
+      const id = identity(doc);
+      const where = docs.length > 1 ? `document ${i + 1}: ` : '';
+      if (!id.apiVersion || !id.kind) throw new Error(`${where}apiVersion and kind are required`);
+      if (!id.name) {
+        throw new Error(`${where}metadata.name is required: server-side apply cannot use generateName`);
+      }
+      const { group, version } = splitAPIVersion(id.apiVersion);
+      const r = all.find((x) => x.group === group && x.version === version && x.kind === id.kind)
+        || all.find((x) => x.group === group && x.kind === id.kind);
+      if (!r) {
+        throw new Error(`${where}no matches for kind "${id.kind}" in version "${id.apiVersion}"`);
+      }
+      const namespace = r.namespaced ? (id.namespace || this.ctx.namespace || 'default') : '';
+      const path = resourcePath({ group, version, resource: r.resource, namespace, name: id.name });
+      try {
+        await apply(path, doc, {});
+      } catch (e) {
+        if (e instanceof ApiError && where) e.message = where + e.message;
+        throw e;
+      }
+      out.push(`${r.resource}${r.group ? '.' + r.group : ''}/${id.name} serverside-applied`);
+      this.lastCreated = routeOf({ ...r, version }, namespace, id.name);
+    }
+    return out;
+  }
+}
+
+// cellText prints a Table cell as kubectl does: numbers as numbers,
+// missing values as <none>, objects as JSON.
+export function cellText(v, def) {
+  if (v === null || v === undefined || v === '') return def && def.type === 'string' ? '<none>' : '';
+  if (typeof v === 'object') return JSON.stringify(v);
+  return String(v);
+}
+
+// rowFromTable turns a Table row into the table's item: the cells, and
+// from the row's PartialObjectMetadata only what the list needs (the
+// rest, labels and managedFields among it, is dropped to keep 150,000
+// rows small).
+function rowFromTable(row) {
+  const m = (row.object && row.object.metadata) || {};
+  const name = m.name || String(row.cells[0] ?? '');
+  const namespace = m.namespace || '';
+  return { key: namespace ? `${namespace}/${name}` : name, name, namespace, created: m.creationTimestamp || '', cells: row.cells };
+}
+
+// rowFromObject does the same for a server that answered with the objects
+// themselves (no Table): NAME and AGE, as kubectl prints such kinds.
+function rowFromObject(o) {
+  const m = o.metadata || {};
+  const namespace = m.namespace || '';
+  return { key: namespace ? `${namespace}/${m.name}` : m.name, name: m.name, namespace, created: m.creationTimestamp || '', cells: [m.name, ''] };
+}
+
+const plainColumns = [
+  { name: 'Name', type: 'string', format: 'name' },
+  { name: 'Age', type: 'date' },
+];
+
+function isTable(body) {
+  return body && body.kind === 'Table';
+}
+
+// watchTable lists a collection as a Table (in pages) and then watches it
+// as a Table, calling onColumns(definitions) when the columns are known
+// and onRows(rows) — every current row, sorted by key — at most once a
+// frame. api.js's watchList keeps whole objects and cannot ask for a
+// Table, so this does the same dance for Tables: resume a dropped stream
+// from the last resourceVersion, list again on 410 Gone.
+export function watchTable(path, { query = {}, onColumns, onRows, onError }) {
+  const rows = new Map();
+  let keys = [];
+  let rv = '';
+  let stopped = false;
+  let ctrl = null;
+  let frame = 0;
+  let timer = null;
+  let backoff = 500;
+
+  const flush = () => {
+    frame = 0;
+    if (stopped) return;
+    onRows(keys.map((k) => rows.get(k)));
+  };
+  const changed = () => {
+    if (frame || stopped) return;
+    // A hidden tab gets no frames; the timer keeps the list current anyway.
+    frame = requestAnimationFrame(flush);
+    setTimeout(() => { if (frame) { cancelAnimationFrame(frame); flush(); } }, 250);
+  };
+  const search = (k) => {
+    let lo = 0, hi = keys.length;
+    while (lo < hi) { const mid = (lo + hi) >> 1; if (keys[mid] < k) lo = mid + 1; else hi = mid; }
+    return lo;
+  };
+  const put = (row) => {
+    if (!rows.has(row.key)) keys.splice(search(row.key), 0, row.key);
+    rows.set(row.key, row);
+  };
+  const remove = (row) => {
+    if (!rows.delete(row.key)) return;
+    const i = search(row.key);
+    if (keys[i] === row.key) keys.splice(i, 1);
+  };
+
+  const list = async () => {
+    const fresh = new Map();
+    let cont = '';
+    let listRV = '';
+    let columns = null;
+    do {
+      const body = await request('GET', path, { query: { ...query, limit: LIST_LIMIT, continue: cont || undefined }, accept: TABLE_ACCEPT });
+      if (stopped) return;
+      if (isTable(body)) {
+        if (!columns && body.columnDefinitions) columns = body.columnDefinitions;
+        for (const r of body.rows || []) { const row = rowFromTable(r); fresh.set(row.key, row); }
+      } else {
+        columns = plainColumns;
+        for (const o of body.items || []) { const row = rowFromObject(o); fresh.set(row.key, row); }
+      }
+      cont = (body.metadata && body.metadata.continue) || '';
+      if (!listRV) listRV = (body.metadata && body.metadata.resourceVersion) || '';
+    } while (cont);
+    if (columns && onColumns) onColumns(columns);
+    rows.clear();
+    for (const [k, row] of fresh) rows.set(k, row);
+    keys = [...fresh.keys()].sort();
+    rv = listRV;
+    changed();
+  };
+
+  const watch = async () => {
+    ctrl = new AbortController();
+    const u = new URL(path, location.origin);
+    for (const [k, v] of Object.entries({ ...query, watch: 1, resourceVersion: rv, allowWatchBookmarks: true })) {
+      if (v !== undefined && v !== '') u.searchParams.set(k, String(v));
+    }
+    const res = await fetch(u.pathname + u.search, {
+      headers: { Accept: TABLE_ACCEPT, Authorization: `Bearer ${getToken()}` },
+      signal: ctrl.signal, cache: 'no-store',
+    });
+    if (!res.ok) {
+      // Let request() turn the refusal into an ApiError (and a 401 into
+      // signing out) by asking once more the ordinary way.
+      await request('GET', path, { query: { ...query, limit: 1 }, accept: TABLE_ACCEPT });
+      throw new ApiError(`watch refused: ${res.status} ${res.statusText}`, res.status, res.statusText);
+    }
+    const reader = res.body.getReader();
+    const dec = new TextDecoder();
+    let buf = '';
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return 'ended';
+      buf += dec.decode(value, { stream: true });
+      let nl;
+      while ((nl = buf.indexOf('\n')) >= 0) {
+        const line = buf.slice(0, nl).trim();
+        buf = buf.slice(nl + 1);
+        if (!line) continue;
+        const ev = JSON.parse(line);
+        const o = ev.object || {};
+        if (ev.type === 'ERROR') {
+          if (o.code === 410) return 'gone';
+          throw new ApiError(o.message || 'watch error', o.code || 500, o.reason, o.details);
+        }
+        backoff = 500;
+        const evRV = o.metadata && o.metadata.resourceVersion;
+        if (evRV) rv = evRV;
+        if (ev.type === 'BOOKMARK') continue;
+        const got = isTable(o) ? (o.rows || []).map(rowFromTable) : [rowFromObject(o)];
+        for (const row of got) {
+          if (ev.type === 'DELETED') remove(row); else put(row);
+        }
+        changed();
+      }
+    }
+  };
+
+  const run = async () => {
+    while (!stopped) {
+      try {
+        if (!rv) await list();
+        if (stopped) return;
+        const began = Date.now();
+        const how = await watch();
+        if (how === 'gone') rv = '';
+        else if (Date.now() - began < 1000) await sleep();
+      } catch (e) {
+        if (stopped || e.name === 'AbortError') return;
+        if (e instanceof ApiError && e.status === 401) return;
+        if (e instanceof ApiError && e.status === 410) rv = '';
+        if (onError) onError(e);
+        await sleep();
+      }
+    }
+  };
+  const sleep = () => new Promise((resolve) => {
+    timer = setTimeout(resolve, backoff);
+    backoff = Math.min(backoff * 2, 30000);
+  });
+
+  run();
+  return {
+    stop() {
+      stopped = true;
+      if (ctrl) ctrl.abort();
+      if (frame) cancelAnimationFrame(frame);
+      clearTimeout(timer);
+    },
+  };
+}
