@@ -6,7 +6,7 @@
 
 import { watchList, canI, resourcePath, get, patch, streamLogs, openExec } from '../lib/api.js';
 import { h, clear, age, markUpdated, showError, clearError, toast } from '../lib/dom.js';
-import { podSummary, podIP, statusClass } from './pods.js';
+import { podSummary, podIP, statusClass, mount as mountPods } from './pods.js';
 import { conditionsTable, eventsPanel, deleteWithPolicy } from './workload.js';
 
 const EXPLAIN_REQUEST = 'scheduler.orca.io/explain';
@@ -164,6 +164,8 @@ function execEndMessage(st) {
 }
 
 export function mount(outlet, ctx) {
+  // #/pods/FIELD=VALUE is the pods list narrowed by a field selector.
+  if ((ctx.params || []).length === 1 && ctx.params[0].includes('=')) return mountPods(outlet, ctx);
   const [rawNs, rawName, rawTab] = ctx.params || [];
   const namespace = decodeURIComponent(rawNs || '');
   const name = decodeURIComponent(rawName || '');
@@ -262,7 +264,7 @@ export function mount(outlet, ctx) {
       field('Ready', s.ready),
       field('Restarts', s.restarts),
       field('Phase', st.phase || ''),
-      field('Node', node ? h('a', { href: `#/pods?node=${encodeURIComponent(node)}` }, node) : '<none> (not scheduled)'),
+      field('Node', node ? h('a', { href: `#/pods/spec.nodeName=${encodeURIComponent(node)}` }, node) : '<none> (not scheduled)'),
       field('IP', (st.podIPs && st.podIPs.length ? st.podIPs.map((x) => x.ip).join(', ') : podIP(pod)) || '<none>'),
       field('Host IP', st.hostIP || ''),
       field('QoS class', st.qosClass || ''),

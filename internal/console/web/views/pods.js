@@ -7,7 +7,7 @@
 import { watchList, resourcePath } from '../lib/api.js';
 import { h, clear, age, markUpdated } from '../lib/dom.js';
 import { table } from '../lib/table.js';
-import { parseSearch, nameColumns } from './workloads.js';
+import { parseSearch, nameColumns, selectorQuery, sameSelectors } from './workloads.js';
 
 // The node lifecycle controller's reason on pods of a node it lost
 // (k8s.io/kubernetes/pkg/util/node.NodeUnreachablePodReason).
@@ -169,25 +169,27 @@ export function podColumns(namespace) {
   ];
 }
 
-// nodeParam reads the node the route asks for: #/pods?node=NAME (the
-// cluster view's link) or #/pods/node/NAME.
-function nodeParam(ctx) {
+// routeFieldSelector reads a field selector from the route,
+// #/pods/spec.nodeName=NODE (the cluster view's link to a node's pods): one
+// part after "pods", where a pod's route has two. The pod view hands such
+// routes to this view.
+function routeFieldSelector(ctx) {
   const p = ctx.params || [];
-  if (p.length === 2 && p[0] === 'node') return decodeURIComponent(p[1]);
-  const q = location.hash.indexOf('?');
-  if (q >= 0) return new URLSearchParams(location.hash.slice(q + 1)).get('node') || '';
-  return '';
+  return p.length === 1 && p[0].includes('=') ? p[0] : '';
 }
 
 const AGE_REFRESH_MS = 10000;
 
 export function mount(outlet, ctx) {
-  const node = nodeParam(ctx);
+  const routeFields = routeFieldSelector(ctx);
+  const nodeMatch = /(?:^|,)spec\.nodeName==?([^,]*)/.exec(routeFields);
+  const node = nodeMatch ? nodeMatch[1] : '';
   let search = parseSearch(ctx.search);
   let watch = null;
 
   const root = h('section', { 'data-view': 'pods', class: 'view', 'aria-labelledby': 'pods-title' });
-  const heading = h('h1', { id: 'pods-title' }, 'Pods', node ? h('span', { class: 'subtle' }, ` on node ${node}`) : null);
+  const heading = h('h1', { id: 'pods-title' }, 'Pods',
+    node ? h('span', { class: 'subtle' }, ` on node ${node}`) : routeFields ? h('span', { class: 'subtle' }, ` with ${routeFields}`) : null);
   const filterNote = h('p', { class: 'view-status', role: 'status' });
   const status = h('p', { class: 'view-status error-text', 'data-watch-error': '', role: 'alert', hidden: true });
   const loading = h('p', { class: 'view-status', 'data-loading': '' }, 'Loading…');
@@ -195,7 +197,7 @@ export function mount(outlet, ctx) {
     columns: podColumns(ctx.namespace),
     key: (p) => `${p.metadata.namespace}/${p.metadata.name}`,
     onOpen: (p) => ctx.navigate(podHash(p)),
-    empty: node ? `No pods on node ${node}.` : 'No pods.',
+    empty: node ? `No pods on node ${node}.` : 'No pods match.',
     label: 'Pods',
   });
   root.append(heading, filterNote, status, loading, tbl.el);
@@ -204,15 +206,14 @@ export function mount(outlet, ctx) {
   function describeFilter() {
     const parts = [];
     if (search.labelSelector) parts.push(`labels ${search.labelSelector}`);
+    if (search.fieldSelector) parts.push(`fields ${search.fieldSelector}`);
     if (search.name) parts.push(`names containing “${search.name}”`);
     filterNote.textContent = parts.length ? `Showing pods with ${parts.join(' and ')}.` : '';
     filterNote.hidden = !parts.length;
   }
 
   function start() {
-    const query = {};
-    if (search.labelSelector) query.labelSelector = search.labelSelector;
-    if (node) query.fieldSelector = `spec.nodeName=${node}`;
+    const query = selectorQuery(search, routeFields);
     watch = watchList(resourcePath({ version: 'v1', resource: 'pods', namespace: ctx.namespace }), {
       query,
       onUpdate: (items) => {
@@ -235,7 +236,7 @@ export function mount(outlet, ctx) {
 
   const offSearch = ctx.onSearch ? ctx.onSearch((text) => {
     const next = parseSearch(text);
-    const restart = next.labelSelector !== search.labelSelector;
+    const restart = !sameSelectors(next, search);
     search = next;
     describeFilter();
     applyName();

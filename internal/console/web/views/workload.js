@@ -180,7 +180,7 @@ export async function deleteWithPolicy({ kindName, what, name, namespace, path }
 
 // revisionsOf lists a controller's revisions, newest first, each as
 // {revision, name, images, changeCause, template, source, created}.
-function deploymentRevisions(replicaSets) {
+export function deploymentRevisions(replicaSets) {
   return replicaSets
     .filter((rs) => rs.metadata.annotations && rs.metadata.annotations[REVISION])
     .map((rs) => ({
@@ -195,7 +195,7 @@ function deploymentRevisions(replicaSets) {
     .sort((a, b) => b.revision - a.revision);
 }
 
-function controllerRevisions(revs) {
+export function controllerRevisions(revs) {
   return revs
     .map((cr) => {
       const tpl = cr.data && cr.data.spec && cr.data.spec.template;
@@ -236,38 +236,71 @@ function currentRevision(kindKey, obj, revisions) {
   return match ? match.revision : revisions[0].revision;
 }
 
-// rollBack does what `kubectl rollout undo --to-revision=N` does. For a
-// Deployment: copy the revision's ReplicaSet template, less its
-// pod-template-hash label, into the Deployment with a JSON patch that also
-// replaces the annotations (the Deployment's own bookkeeping ones kept, the
-// rest taken from the ReplicaSet). For a StatefulSet or DaemonSet: apply the
-// ControllerRevision's data, a strategic merge patch, as kubectl does.
-async function rollBack(kindKey, namespace, name, rev) {
-  const path = kindPath(kindKey, namespace, name);
-  const obj = await get(path);
+// rollbackPatch is what `kubectl rollout undo --to-revision=N` sends, or
+// null with the reason it skips: the live template already is the
+// revision's. For a Deployment: the revision's ReplicaSet template, less
+// its pod-template-hash label, as a JSON patch that also replaces the
+// annotations (the Deployment's own bookkeeping ones kept, the rest taken
+// from the ReplicaSet). For a StatefulSet or DaemonSet: the
+// ControllerRevision's data as a strategic merge patch.
+export function rollbackPatch(kindKey, obj, rev) {
   if (kindKey === 'deployments' && obj.spec.paused) {
     throw new Error("you cannot rollback a paused deployment; resume it first with 'kubectl rollout resume' and try again");
   }
   const target = revisionTemplate(rev);
   if (deepEqual(target, withoutHash(obj.spec.template))) {
-    return `skipped rollback (current template already matches revision ${rev.revision})`;
+    return { skip: `skipped rollback (current template already matches revision ${rev.revision})` };
   }
-  if (kindKey === 'deployments') {
-    const annotations = {};
-    const own = obj.metadata.annotations || {};
-    for (const k of ANNOTATIONS_TO_SKIP) if (k in own) annotations[k] = own[k];
-    for (const [k, v] of Object.entries(rev.source.metadata.annotations || {})) {
-      if (!ANNOTATIONS_TO_SKIP.has(k)) annotations[k] = v;
-    }
-    await patch(path, [
+  if (kindKey !== 'deployments') return { type: 'strategic', body: rev.source.data };
+  const annotations = {};
+  const own = obj.metadata.annotations || {};
+  for (const k of ANNOTATIONS_TO_SKIP) if (k in own) annotations[k] = own[k];
+  for (const [k, v] of Object.entries(rev.source.metadata.annotations || {})) {
+    if (!ANNOTATIONS_TO_SKIP.has(k)) annotations[k] = v;
+  }
+  return {
+    type: 'json',
+    body: [
       { op: 'replace', path: '/spec/template', value: target },
       // add, not replace: it also works on a Deployment without annotations.
       { op: 'add', path: '/metadata/annotations', value: annotations },
-    ], 'json');
-  } else {
-    await patch(path, rev.source.data, 'strategic');
-  }
+    ],
+  };
+}
+
+async function rollBack(kindKey, namespace, name, rev) {
+  const path = kindPath(kindKey, namespace, name);
+  const p = rollbackPatch(kindKey, await get(path), rev);
+  if (p.skip) return p.skip;
+  await patch(path, p.body, p.type);
   return 'rolled back';
+}
+
+// restartPatch is `kubectl rollout restart`'s patch: a new pod template
+// annotation, so the controller rolls every pod.
+export function restartPatch(now) {
+  return { spec: { template: { metadata: { annotations: { [RESTARTED_AT]: rfc3339(now) } } } } };
+}
+
+// jobFromCronJob is `kubectl create job NAME --from=cronjob/CJ`: the job
+// template with the manual-instantiation mark (the template's own
+// annotations win) and an owner reference without blockOwnerDeletion,
+// which would need the cronjobs/finalizers permission.
+export function jobFromCronJob(cj, name) {
+  const tpl = cj.spec.jobTemplate || {};
+  const meta = tpl.metadata || {};
+  return {
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    metadata: {
+      name,
+      namespace: cj.metadata.namespace,
+      annotations: { 'cronjob.kubernetes.io/instantiate': 'manual', ...(meta.annotations || {}) },
+      labels: meta.labels,
+      ownerReferences: [{ apiVersion: 'batch/v1', kind: 'CronJob', name: cj.metadata.name, uid: cj.metadata.uid, controller: true }],
+    },
+    spec: tpl.spec,
+  };
 }
 
 function kindName(kindKey) {
@@ -346,8 +379,7 @@ export function mount(outlet, ctx) {
       body: `Replace every pod of ${spec.kind} ${name}, as the rollout strategy allows (kubectl rollout restart).`,
     });
     if (!ok) return '';
-    await patch(kindPath(kindKey, namespace, name),
-      { spec: { template: { metadata: { annotations: { [RESTARTED_AT]: rfc3339(new Date()) } } } } }, 'strategic');
+    await patch(kindPath(kindKey, namespace, name), restartPatch(new Date()), 'strategic');
     return `${ref} restarted`;
   });
 
@@ -384,24 +416,7 @@ export function mount(outlet, ctx) {
       fields: [{ name: 'name', label: 'Job name', type: 'text', value: `${name.slice(0, 63 - 13)}-manual-${suffix}`, required: true }],
     });
     if (!v || !v.name) return '';
-    const cj = await get(kindPath('cronjobs', namespace, name));
-    const tpl = cj.spec.jobTemplate || {};
-    const meta = tpl.metadata || {};
-    // As kubectl: the manual-instantiation mark first, so the template's
-    // own annotations win; an owner reference without blockOwnerDeletion,
-    // which would need the cronjobs/finalizers permission.
-    const job = {
-      apiVersion: 'batch/v1',
-      kind: 'Job',
-      metadata: {
-        name: v.name,
-        namespace,
-        annotations: { 'cronjob.kubernetes.io/instantiate': 'manual', ...(meta.annotations || {}) },
-        labels: meta.labels,
-        ownerReferences: [{ apiVersion: 'batch/v1', kind: 'CronJob', name: cj.metadata.name, uid: cj.metadata.uid, controller: true }],
-      },
-      spec: tpl.spec,
-    };
+    const job = jobFromCronJob(await get(kindPath('cronjobs', namespace, name)), v.name);
     await create(resourcePath({ group: 'batch', version: 'v1', resource: 'jobs', namespace }), job);
     return `job.batch/${v.name} created`;
   });

@@ -28,14 +28,59 @@ export function labelSelectorString(sel) {
   return parts.join(',');
 }
 
-// parseSearch reads the search box: anything that looks like a label
-// selector (k=v, k!=v, k in (...), !k) goes to the server as one; any other
+// parseSearch reads the search box. Terms that look like selectors go to
+// the server: those on a field the API indexes (spec.nodeName=n1,
+// status.phase=Pending, metadata.name=x) as a field selector, the others
+// (app=web, tier!=db, env in (a,b), !canary) as a label selector. Any other
 // text filters names in the page, since the API has no substring match.
 export function parseSearch(text) {
   const t = (text || '').trim();
-  if (!t) return { labelSelector: '', name: '' };
-  if (/[=!]|\s(in|notin)\s*\(/.test(t)) return { labelSelector: t, name: '' };
-  return { labelSelector: '', name: t.toLowerCase() };
+  const out = { labelSelector: '', fieldSelector: '', name: '' };
+  if (!t) return out;
+  if (!/[=!]|\s(in|notin)\s*\(/.test(t)) {
+    out.name = t.toLowerCase();
+    return out;
+  }
+  const labels = [];
+  const fields = [];
+  for (const term of splitSelector(t)) {
+    if (/^(spec|status|metadata)\.[A-Za-z.]+\s*(==|!=|=)/.test(term)) fields.push(term.replace(/\s+/g, ''));
+    else labels.push(term);
+  }
+  out.labelSelector = labels.join(',');
+  out.fieldSelector = fields.join(',');
+  return out;
+}
+
+// splitSelector splits on the commas between terms, not those in a set.
+function splitSelector(s) {
+  const terms = [];
+  let depth = 0;
+  let cur = '';
+  for (const ch of s) {
+    if (ch === '(') depth++;
+    if (ch === ')') depth = Math.max(0, depth - 1);
+    if (ch === ',' && depth === 0) {
+      if (cur.trim()) terms.push(cur.trim());
+      cur = '';
+    } else {
+      cur += ch;
+    }
+  }
+  if (cur.trim()) terms.push(cur.trim());
+  return terms;
+}
+
+export function selectorQuery(search, extraFieldSelector) {
+  const q = {};
+  if (search.labelSelector) q.labelSelector = search.labelSelector;
+  const fields = [extraFieldSelector, search.fieldSelector].filter(Boolean).join(',');
+  if (fields) q.fieldSelector = fields;
+  return q;
+}
+
+export function sameSelectors(a, b) {
+  return a.labelSelector === b.labelSelector && a.fieldSelector === b.fieldSelector;
 }
 
 // Rollout status, worded as `kubectl rollout status` prints it
@@ -349,7 +394,7 @@ export function mount(outlet, ctx) {
 
   function start() {
     for (const k of order) {
-      const query = search.labelSelector ? { labelSelector: search.labelSelector } : {};
+      const query = selectorQuery(search);
       watches.push(watchList(kindPath(k, ctx.namespace), {
         query,
         onUpdate: (list) => {
@@ -380,7 +425,7 @@ export function mount(outlet, ctx) {
 
   const onSearch = (text) => {
     const next = parseSearch(text);
-    const restart = next.labelSelector !== search.labelSelector;
+    const restart = !sameSelectors(next, search);
     search = next;
     if (restart) {
       stop();
