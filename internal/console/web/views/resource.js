@@ -8,7 +8,7 @@
 import { h, clear, age, markUpdated, showError, clearError, toast, formDialog } from '../lib/dom.js';
 import { discovery, canI, request, getYAML, apply, del, resourcePath, watchList, ApiError } from '../lib/api.js';
 import { diffLines, renderDiff, stripManagedFields, forEditing, unchanged } from '../lib/yaml.js';
-import { findResource, routeOf, groupLabel } from './resources.js';
+import { findResource, routeOf, groupLabel, ensureStyles } from './resources.js';
 
 export async function mount(outlet, ctx) {
   const p = ctx.params || [];
@@ -43,6 +43,7 @@ function comparable(yamlText) {
 
 class ResourceView {
   constructor(outlet, ctx) {
+    ensureStyles();
     this.ctx = ctx;
     const p = ctx.params.map((s) => decodeURIComponent(s));
     this.route = { group: p[0], version: p[1], resource: p[2] };

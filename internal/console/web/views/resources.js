@@ -55,8 +55,56 @@ export function isLabelSelector(text) {
   return /[=!]|\s(in|notin)\s*\(/.test(text);
 }
 
+// The styles of these two views and of the diff. They live here, not in
+// style.css (which another module owns), and go into the page once, as a
+// <style> element the page's CSP allows ('unsafe-inline' for styles).
+const CSS = `
+.resources-view { display: grid; grid-template-columns: minmax(180px, 230px) minmax(0, 1fr); gap: 16px; align-items: start; }
+.kinds-panel { display: grid; gap: 8px; position: sticky; top: 0; max-height: calc(100vh - 120px); overflow: auto; padding-right: 4px; }
+.kinds h3 { font-size: 11.5px; text-transform: uppercase; letter-spacing: 0.03em; color: var(--muted); margin: 10px 0 2px; font-weight: 600; overflow-wrap: anywhere; }
+.kinds ul { list-style: none; margin: 0; padding: 0; }
+.kinds a { display: block; padding: 2px 8px; border-radius: 4px; text-decoration: none; color: var(--fg); overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.kinds a:hover { background: var(--hover); }
+.kinds a[aria-current=page] { background: var(--active); font-weight: 600; }
+.view-header { display: flex; flex-wrap: wrap; align-items: baseline; gap: 12px; justify-content: space-between; margin-bottom: 8px; }
+.view-header h2 small { font-weight: 400; font-size: 12.5px; }
+.view-header .actions, .editor .actions { display: flex; flex-wrap: wrap; gap: 8px; }
+.resource-view { display: grid; gap: 10px; min-width: 0; }
+.breadcrumbs { font-size: 12.5px; color: var(--muted); }
+.resource-view pre.code { background: var(--code-bg); border: 1px solid var(--border); border-radius: 6px; padding: 8px 10px; overflow: auto; max-height: calc(100vh - 300px); margin: 0; }
+.editor { display: grid; gap: 8px; }
+textarea.code { width: 100%; min-height: 12em; resize: vertical; tab-size: 2; white-space: pre; overflow: auto; }
+.dialog-wide { width: min(760px, 94vw); }
+.dialog-wide textarea.code { min-height: 18em; }
+.resource-view .notice { background: var(--warn-bg); color: var(--fg); border-radius: 6px; padding: 6px 10px; margin: 0; }
+.resource-view .error, .dialog .error { color: var(--bad); background: var(--bad-bg); border-radius: 6px; padding: 6px 10px; margin: 0; white-space: pre-wrap; overflow-wrap: anywhere; }
+.yaml-options { font-size: 12.5px; color: var(--muted); display: flex; align-items: center; gap: 4px; }
+.diff { font-family: var(--mono); font-size: 12.5px; background: var(--code-bg); border: 1px solid var(--border); border-radius: 6px; padding: 6px 0; overflow: auto; max-height: 50vh; white-space: pre; }
+.diff .diff-line { display: block; padding: 0 10px; text-decoration: none; }
+.diff ins.diff-line { background: var(--ok-bg); color: var(--ok); }
+.diff del.diff-line { background: var(--bad-bg); color: var(--bad); }
+.diff .diff-fold { display: block; width: 100%; text-align: left; border: 0; border-block: 1px dashed var(--border); background: none; color: var(--muted); padding: 1px 10px; cursor: pointer; font: inherit; }
+.diff .diff-fold:hover { background: var(--hover); }
+.diff .diff-empty { margin: 0; padding: 0 10px; color: var(--muted); font-family: var(--font); }
+table.simple { border-collapse: collapse; width: 100%; font-size: 12.5px; }
+table.simple th { text-align: left; color: var(--muted); font-weight: 600; border-bottom: 1px solid var(--border); padding: 4px 8px; }
+table.simple td { border-bottom: 1px solid var(--border); padding: 4px 8px; vertical-align: top; }
+table.simple tr.warning td:first-child { color: var(--warn); font-weight: 600; }
+:focus-visible { outline: 2px solid var(--focus); outline-offset: 1px; }
+@media (max-width: 900px) { .resources-view { grid-template-columns: 1fr; } .kinds-panel { position: static; max-height: 240px; } }
+`;
+
+export function ensureStyles() {
+  if (document.querySelector('style[data-styles=resources]')) return;
+  const s = document.createElement('style');
+  s.setAttribute('data-styles', 'resources');
+  s.textContent = CSS;
+  document.head.appendChild(s);
+}
+
 class ResourcesView {
   constructor(outlet, ctx) {
+    ensureStyles();
     this.ctx = ctx;
     this.search = (ctx.search || '').trim();
     this.kindFilter = '';
@@ -212,6 +260,7 @@ class ResourcesView {
       onColumns: (cols) => this.setColumns(cols, r, ns),
       onRows: (rows) => {
         if (!this.table) return;
+        this.status.removeAttribute('role');
         this.table.setItems(rows);
         this.status.textContent = this.labelSelector ? `Selector: ${this.labelSelector}` : '';
         markUpdated(this.root);
