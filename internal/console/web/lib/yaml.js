@@ -150,7 +150,8 @@ export function renderDiff(el, ops, { context = 3 } = {}) {
     n.className = 'diff-line';
     // The sign is part of the text so a copied diff still reads as one,
     // and so screen readers announce what changed, not just how it looks.
-    n.textContent = `${o.op} ${o.text}\n`;
+    // Lines are blocks, so they need no newline of their own.
+    n.textContent = `${o.op} ${o.text}`;
     return n;
   };
   let changed = 0;

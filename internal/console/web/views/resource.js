@@ -24,13 +24,21 @@ export async function mount(outlet, ctx) {
 // dryRunYAML asks the server what it would store if yamlText were applied:
 // a server-side apply with dryRun=All, answered as YAML so it diffs
 // line for line against the live object's YAML.
-export function dryRunYAML(path, yamlText, force) {
-  return request('PATCH', path, {
-    query: { fieldManager: 'orca-console', dryRun: 'All', force: force || undefined },
-    body: yamlText,
-    contentType: 'application/apply-patch+yaml',
-    accept: 'application/yaml',
-  });
+export async function dryRunYAML(path, yamlText, force) {
+  try {
+    return await request('PATCH', path, {
+      query: { fieldManager: 'orca-console', dryRun: 'All', force: force || undefined },
+      body: yamlText,
+      contentType: 'application/apply-patch+yaml',
+      accept: 'application/yaml',
+    });
+  } catch (e) {
+    if (!(e instanceof ApiError) || e.status === 0) throw e;
+    // A refusal asked for in YAML comes as a YAML Status, which the client
+    // cannot read; asking again in JSON gives the message and its causes.
+    await apply(path, yamlText, { force, dryRun: true });
+    throw e;
+  }
 }
 
 // comparable drops what changes on every write and says nothing about the
@@ -336,7 +344,7 @@ class ResourceView {
       await apply(this.path, text, { force });
       if (this.stopped) return;
       this.setError(null);
-      toast(`${this.r.resource}/${this.name} serverside-applied`, 'info');
+      toast(`${kindWord(this.r)}/${this.name} serverside-applied`, 'info');
       this.stopEdit();
       await this.fetchYAML();
     } catch (e) {
@@ -367,7 +375,7 @@ class ResourceView {
     if (!v) return;
     try {
       await del(this.path, { propagationPolicy: v.propagationPolicy });
-      toast(`${r.resource}/${this.name} deleted`, 'info');
+      toast(`${kindWord(r)} "${this.name}" deleted`, 'info');
       this.ctx.navigate(routeOf(r));
     } catch (e) {
       this.setError(e);
@@ -403,6 +411,12 @@ class ResourceView {
       onError: (e) => { this.eventsNote.hidden = false; this.eventsNote.textContent = e.message; },
     });
   }
+}
+
+// kindWord names a kind as kubectl's messages do: "configmap", "deployment.apps".
+function kindWord(r) {
+  const k = (r.kind || r.resource).toLowerCase();
+  return r.group ? `${k}.${r.group}` : k;
 }
 
 function lastSeen(e) {

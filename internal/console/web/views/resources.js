@@ -60,6 +60,7 @@ export function isLabelSelector(text) {
 // <style> element the page's CSP allows ('unsafe-inline' for styles).
 const CSS = `
 .resources-view { display: grid; grid-template-columns: minmax(180px, 230px) minmax(0, 1fr); gap: 16px; align-items: start; }
+.kinds-panel input { width: 100%; }
 .kinds-panel { display: grid; gap: 8px; position: sticky; top: 0; max-height: calc(100vh - 120px); overflow: auto; padding-right: 4px; }
 .kinds h3 { font-size: 11.5px; text-transform: uppercase; letter-spacing: 0.03em; color: var(--muted); margin: 10px 0 2px; font-weight: 600; overflow-wrap: anywhere; }
 .kinds ul { list-style: none; margin: 0; padding: 0; }
@@ -394,7 +395,7 @@ class ResourcesView {
         if (e instanceof ApiError && where) e.message = where + e.message;
         throw e;
       }
-      out.push(`${r.resource}${r.group ? '.' + r.group : ''}/${id.name} serverside-applied`);
+      out.push(`${(r.kind || r.resource).toLowerCase()}${r.group ? '.' + r.group : ''}/${id.name} serverside-applied`);
       this.lastCreated = routeOf({ ...r, version }, namespace, id.name);
     }
     return out;
