@@ -8,6 +8,7 @@ import { watchList, canI, resourcePath, get, patch, streamLogs, openExec } from 
 import { h, clear, age, markUpdated, showError, clearError, toast } from '../lib/dom.js';
 import { podSummary, podIP, statusClass, mount as mountPods } from './pods.js';
 import { conditionsTable, eventsPanel, deleteWithPolicy } from './workload.js';
+import { ensureStyles } from './workloads.js';
 
 const EXPLAIN_REQUEST = 'scheduler.orca.io/explain';
 const EXPLANATION = 'scheduler.orca.io/explanation';
@@ -44,10 +45,10 @@ function stateText(state) {
 }
 
 function stateClass(state, ready) {
-  if (state && state.running) return ready ? 'state-ok' : 'state-pending';
-  if (state && state.terminated) return state.terminated.exitCode === 0 ? 'state-ok' : 'state-bad';
-  if (state && state.waiting && /BackOff|Err|Invalid/.test(state.waiting.reason || '')) return 'state-bad';
-  return 'state-pending';
+  if (state && state.running) return ready ? 'ok-text' : 'warn-text';
+  if (state && state.terminated) return state.terminated.exitCode === 0 ? 'ok-text' : 'bad-text';
+  if (state && state.waiting && /BackOff|Err|Invalid/.test(state.waiting.reason || '')) return 'bad-text';
+  return 'warn-text';
 }
 
 function lastTermination(cs) {
@@ -119,7 +120,7 @@ function explanationView(e) {
       h('table', { class: 'plain', 'data-rejected': '' },
         h('thead', null, h('tr', null, ['Node', 'Plugin', 'Code', 'Reason'].map((t) => h('th', { scope: 'col' }, t)))),
         h('tbody', null, shown.map((v) => h('tr', null, h('td', null, v.node), h('td', null, v.plugin), h('td', null, v.code), h('td', null, v.reason || ''))))),
-      more > 0 ? h('p', { class: 'subtle' }, `${more} more not shown.`) : null);
+      more > 0 ? h('p', { class: 'muted' }, `${more} more not shown.`) : null);
   }
   if (e.scored && e.scored.length) {
     const plugins = e.scorePlugins || [];
@@ -131,7 +132,7 @@ function explanationView(e) {
           h('td', null, String(s.rank)), h('td', null, s.node), h('td', null, String(s.total)),
           plugins.map((_, i) => h('td', null, String((s.weighted || [])[i] ?? '')))))),
       (e.scored.length - shown.length + (e.scoredOmitted || 0)) > 0
-        ? h('p', { class: 'subtle' }, `${e.scored.length - shown.length + (e.scoredOmitted || 0)} more not shown.`) : null));
+        ? h('p', { class: 'muted' }, `${e.scored.length - shown.length + (e.scoredOmitted || 0)} more not shown.`) : null));
   }
   return h('div', { 'data-explanation': '' }, parts);
 }
@@ -169,10 +170,11 @@ export function mount(outlet, ctx) {
   const [rawNs, rawName, rawTab] = ctx.params || [];
   const namespace = decodeURIComponent(rawNs || '');
   const name = decodeURIComponent(rawName || '');
-  const root = h('section', { 'data-view': 'pod', class: 'view', 'aria-labelledby': 'pod-title' });
+  ensureStyles();
+  const root = h('section', { 'data-view': 'pod', class: 'view wl-view', 'aria-labelledby': 'pod-title' });
   clear(outlet).appendChild(root);
   if (!namespace || !name) {
-    root.append(h('h1', { id: 'pod-title' }, 'Pod'), h('p', { class: 'error-text' }, 'The route names no pod: #/pods/NAMESPACE/NAME.'));
+    root.append(h('h1', { id: 'pod-title' }, 'Pod'), h('p', { class: 'bad-text' }, 'The route names no pod: #/pods/NAMESPACE/NAME.'));
     return () => {};
   }
 
@@ -181,11 +183,11 @@ export function mount(outlet, ctx) {
   let schedEvents = [];
 
   // ---- frame: title, tabs, actions
-  const title = h('h1', { id: 'pod-title' }, h('span', { class: 'subtle' }, 'Pod '), name);
+  const title = h('h1', { id: 'pod-title' }, h('span', { class: 'muted' }, 'Pod '), name);
   const crumbs = h('nav', { class: 'crumbs', 'aria-label': 'Breadcrumb' }, h('a', { href: '#/pods' }, 'Pods'), ' / ', namespace);
   const statusBadge = h('span', { class: 'pod-status', 'data-pod-status': '' });
   const actions = h('div', { class: 'actions', role: 'toolbar', 'aria-label': 'Actions' });
-  const missing = h('p', { class: 'error-text', role: 'alert', hidden: true });
+  const missing = h('p', { class: 'bad-text', role: 'alert', hidden: true });
   const tablist = h('div', { role: 'tablist', class: 'tabs', 'aria-label': 'Pod', onkeydown: tabKey });
   const panels = {};
   const tabs = {};
@@ -227,16 +229,16 @@ export function mount(outlet, ctx) {
 
   // ---- overview
   addTab('overview', 'Overview');
-  const summary = h('dl', { class: 'summary', 'data-summary': '' });
+  const summary = h('dl', { class: 'kv', 'data-summary': '' });
   const containers = h('div');
   const scheduling = h('div', { 'data-scheduling': '' });
   const conditions = h('div');
   const eventsBox = h('div', { 'data-events': '' });
-  panels.overview.append(summary,
-    h('h2', null, 'Containers'), containers,
-    h('h2', null, 'Scheduling'), scheduling,
-    h('h2', null, 'Conditions'), conditions,
-    h('h2', null, 'Events'), eventsBox);
+  const panel = (heading, el) => h('section', { class: 'panel' }, h('h2', null, heading), el);
+  panels.overview.append(
+    h('div', { class: 'grid-2' }, panel('Status', summary), h('div', null, panel('Scheduling', scheduling), panel('Conditions', conditions))),
+    panel('Containers', containers),
+    panel('Events', eventsBox));
 
   const ev = eventsPanel({
     namespace, kind: 'Pod', name,
@@ -312,14 +314,14 @@ export function mount(outlet, ctx) {
     } else if (!pod.spec.nodeName) {
       const asked = pod.metadata.annotations && pod.metadata.annotations[EXPLAIN_REQUEST];
       if (asked) {
-        out.push(h('p', { class: 'subtle' }, 'Explanation asked for: the scheduler writes it on its next attempt for this pod.'));
+        out.push(h('p', { class: 'muted' }, 'Explanation asked for: the scheduler writes it on its next attempt for this pod.'));
       } else if (canExplain) {
         out.push(h('p', null,
           h('button', { type: 'button', class: 'btn', 'data-action': 'explain', onclick: askExplanation }, 'Ask the scheduler to explain'),
-          h('span', { class: 'subtle' }, ` (annotates the pod ${EXPLAIN_REQUEST}: "true", as orca explain does)`)));
+          h('span', { class: 'muted' }, ` (annotates the pod ${EXPLAIN_REQUEST}: "true", as orca explain does)`)));
       }
     } else {
-      out.push(h('p', { class: 'subtle' }, `No recorded explanation: the pod was bound before one was asked for (create it with the annotation ${EXPLAIN_REQUEST}: "true" to have the scheduler record its decision).`));
+      out.push(h('p', { class: 'muted' }, `No recorded explanation: the pod was bound before one was asked for (create it with the annotation ${EXPLAIN_REQUEST}: "true" to have the scheduler record its decision).`));
     }
     clear(scheduling).append(...out);
   }
@@ -351,9 +353,9 @@ export function mount(outlet, ctx) {
   const previous = h('input', { type: 'checkbox', name: 'previous', id: 'log-previous', onchange: () => restartLogs() });
   const logSearch = h('input', { type: 'search', name: 'logsearch', id: 'log-search', placeholder: 'Search the log', 'data-log-search': '', oninput: () => renderLogs(true) });
   const onlyMatching = h('input', { type: 'checkbox', name: 'filter', id: 'log-filter', onchange: () => renderLogs(true) });
-  const logCount = h('span', { class: 'subtle', 'aria-live': 'polite', 'data-log-matches': '' });
+  const logCount = h('span', { class: 'muted', 'aria-live': 'polite', 'data-log-matches': '' });
   const logStatus = h('p', { class: 'view-status', 'data-logs-status': '', role: 'status' });
-  const pre = h('pre', { class: 'logs', 'data-logs': '', tabindex: 0, 'aria-label': 'Log lines' });
+  const pre = h('pre', { class: 'logs mono', 'data-logs': '', tabindex: 0, 'aria-label': 'Log lines' });
   const logControls = h('div', { class: 'toolbar' },
     h('label', { for: 'log-container' }, 'Container '), logContainer,
     h('span', { class: 'field-check' }, follow, h('label', { for: 'log-follow' }, ' Follow')),
@@ -479,7 +481,7 @@ export function mount(outlet, ctx) {
     const container = logContainer.value || defaultContainer();
     const following = follow.checked && !previous.checked;
     logStatus.textContent = following ? `Following ${container}…` : `Loading ${container}…`;
-    logStatus.classList.remove('error-text');
+    logStatus.classList.remove('bad-text');
     const stream = streamLogs(namespace, name, {
       container, follow: following, previous: previous.checked, tailLines: TAIL_LINES,
     }, onLogText);
@@ -493,7 +495,7 @@ export function mount(outlet, ctx) {
       if (logs.stream !== stream) return;
       logs.failed = true;
       logStatus.textContent = e.message;
-      logStatus.classList.add('error-text');
+      logStatus.classList.add('bad-text');
     });
   }
 
@@ -545,7 +547,7 @@ export function mount(outlet, ctx) {
       connect(container, command.length ? command : ['/bin/sh'], true);
     } catch (e) {
       shellStatus.textContent = `The terminal could not start: ${e.message}`;
-      shellStatus.classList.add('error-text');
+      shellStatus.classList.add('bad-text');
     } finally {
       shell.starting = false;
     }
@@ -556,7 +558,7 @@ export function mount(outlet, ctx) {
   function connect(container, command, firstTry) {
     const opened = Date.now();
     shellStatus.textContent = `Connecting to ${container}: ${command.join(' ')}…`;
-    shellStatus.classList.remove('error-text');
+    shellStatus.classList.remove('bad-text');
     const session = openExec(namespace, name, { container, command, tty: true });
     shell.session = session;
     let gotData = false;
@@ -585,7 +587,7 @@ export function mount(outlet, ctx) {
       }
       const msg = execEndMessage(st);
       shellStatus.textContent = msg;
-      shellStatus.classList.toggle('error-text', !!st && st.status !== 'Success');
+      shellStatus.classList.toggle('bad-text', !!st && st.status !== 'Success');
       shell.term.write(`\r\n\x1b[2m[${msg}]\x1b[0m\r\n`);
       connectBtn.textContent = 'Reconnect';
     });

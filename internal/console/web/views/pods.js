@@ -7,7 +7,7 @@
 import { watchList, resourcePath } from '../lib/api.js';
 import { h, clear, age, markUpdated } from '../lib/dom.js';
 import { table } from '../lib/table.js';
-import { parseSearch, nameColumns, selectorQuery, sameSelectors } from './workloads.js';
+import { parseSearch, nameColumns, selectorQuery, sameSelectors, ensureStyles } from './workloads.js';
 
 // The node lifecycle controller's reason on pods of a node it lost
 // (k8s.io/kubernetes/pkg/util/node.NodeUnreachablePodReason).
@@ -131,9 +131,9 @@ export function podIP(pod) {
 
 // statusClass colours STATUS: settled-good, settled-bad, or on its way.
 export function statusClass(status) {
-  if (status === 'Running' || status === 'Completed' || status === 'Succeeded') return 'state-ok';
-  if (/^(Pending|ContainerCreating|PodInitializing|Init:\d+\/\d+|Terminating|SchedulingGated)$/.test(status)) return 'state-pending';
-  return 'state-bad';
+  if (status === 'Running' || status === 'Completed' || status === 'Succeeded') return 'ok-text';
+  if (/^(Pending|ContainerCreating|PodInitializing|Init:\d+\/\d+|Terminating|SchedulingGated)$/.test(status)) return 'warn-text';
+  return 'bad-text';
 }
 
 export function podHash(pod) {
@@ -187,11 +187,12 @@ export function mount(outlet, ctx) {
   let search = parseSearch(ctx.search);
   let watch = null;
 
-  const root = h('section', { 'data-view': 'pods', class: 'view', 'aria-labelledby': 'pods-title' });
+  ensureStyles();
+  const root = h('section', { 'data-view': 'pods', class: 'view wl-view', 'aria-labelledby': 'pods-title' });
   const heading = h('h1', { id: 'pods-title' }, 'Pods',
-    node ? h('span', { class: 'subtle' }, ` on node ${node}`) : routeFields ? h('span', { class: 'subtle' }, ` with ${routeFields}`) : null);
+    node ? h('span', { class: 'muted' }, ` on node ${node}`) : routeFields ? h('span', { class: 'muted' }, ` with ${routeFields}`) : null);
   const filterNote = h('p', { class: 'view-status', role: 'status' });
-  const status = h('p', { class: 'view-status error-text', 'data-watch-error': '', role: 'alert', hidden: true });
+  const status = h('p', { class: 'view-status bad-text', 'data-watch-error': '', role: 'alert', hidden: true });
   const loading = h('p', { class: 'view-status', 'data-loading': '' }, 'Loading…');
   const tbl = table({
     columns: podColumns(ctx.namespace),

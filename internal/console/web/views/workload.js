@@ -8,7 +8,7 @@
 import { watchList, canI, resourcePath, get, patch, create, del } from '../lib/api.js';
 import { h, clear, age, markUpdated, showError, clearError, toast, confirmDialog, formDialog } from '../lib/dom.js';
 import { table } from '../lib/table.js';
-import { KINDS, kindPath, labelSelectorString, nameColumns, workloadHash, jobStatus, jobCompletions, jobDuration } from './workloads.js';
+import { KINDS, kindPath, labelSelectorString, nameColumns, workloadHash, jobStatus, jobCompletions, jobDuration, ensureStyles } from './workloads.js';
 import { podColumns, podHash } from './pods.js';
 
 const REVISION = 'deployment.kubernetes.io/revision';
@@ -82,12 +82,12 @@ function labelsText(m) {
 // conditionsTable lists status conditions as kubectl describe does, with
 // the reason and message it leaves out of the short form.
 export function conditionsTable(conditions) {
-  if (!conditions || conditions.length === 0) return h('p', { class: 'subtle' }, 'No conditions reported.');
+  if (!conditions || conditions.length === 0) return h('p', { class: 'empty' }, 'No conditions reported.');
   return h('table', { class: 'plain', 'data-conditions': '' },
     h('thead', null, h('tr', null, ['Type', 'Status', 'Reason', 'Message', 'Last transition'].map((t) => h('th', { scope: 'col' }, t)))),
     h('tbody', null, conditions.map((c) => h('tr', { 'data-condition': c.type },
       h('td', null, c.type),
-      h('td', { class: c.status === 'True' ? 'state-ok' : c.status === 'False' ? 'state-bad' : 'state-pending' }, c.status),
+      h('td', { class: c.status === 'True' ? 'ok-text' : c.status === 'False' ? 'bad-text' : 'warn-text' }, c.status),
       h('td', null, c.reason || ''),
       h('td', null, c.message || ''),
       h('td', null, c.lastTransitionTime ? `${age(c.lastTransitionTime)} ago` : '')))));
@@ -103,7 +103,7 @@ function eventTime(ev) {
 export function eventsPanel({ namespace, kind, name, onChange }) {
   const tbl = table({
     columns: [
-      { title: 'TYPE', value: (e) => h('span', { class: e.type === 'Warning' ? 'state-bad' : '' }, e.type || ''), width: '6em' },
+      { title: 'TYPE', value: (e) => h('span', { class: e.type === 'Warning' ? 'bad-text' : '' }, e.type || ''), width: '6em' },
       { title: 'REASON', value: (e) => e.reason || '', width: 'minmax(8em, 1fr)' },
       {
         title: 'AGE',
@@ -313,11 +313,12 @@ export function mount(outlet, ctx) {
   const spec = KINDS[kindKey];
   const namespace = decodeURIComponent(rawNs || '');
   const name = decodeURIComponent(rawName || '');
-  const root = h('section', { 'data-view': 'workload', class: 'view', 'aria-labelledby': 'workload-title' });
+  ensureStyles();
+  const root = h('section', { 'data-view': 'workload', class: 'view wl-view', 'aria-labelledby': 'workload-title' });
   clear(outlet).appendChild(root);
   if (!spec || !namespace || !name) {
     root.append(h('h1', { id: 'workload-title' }, 'Workload'),
-      h('p', { class: 'error-text' }, `No such workload route: #/workloads/${(ctx.params || []).join('/')}. Kinds: ${Object.keys(KINDS).join(', ')}.`));
+      h('p', { class: 'bad-text' }, `No such workload route: #/workloads/${(ctx.params || []).join('/')}. Kinds: ${Object.keys(KINDS).join(', ')}.`));
     return () => {};
   }
 
@@ -327,23 +328,22 @@ export function mount(outlet, ctx) {
   let started = false;
   const ref = `${kindName(kindKey)}/${name}`;
 
-  const title = h('h1', { id: 'workload-title' }, h('span', { class: 'subtle' }, `${spec.kind} `), name);
+  const title = h('h1', { id: 'workload-title' }, h('span', { class: 'muted' }, `${spec.kind} `), name);
   const crumbs = h('nav', { class: 'crumbs', 'aria-label': 'Breadcrumb' },
     h('a', { href: '#/workloads' }, 'Workloads'), ' / ', spec.title, ' / ', namespace);
   const actions = h('div', { class: 'actions', role: 'toolbar', 'aria-label': 'Actions' });
   const rollout = h('p', { class: 'rollout', 'data-rollout': '', role: 'status' });
-  const summary = h('dl', { class: 'summary', 'data-summary': '' });
+  const summary = h('dl', { class: 'kv', 'data-summary': '' });
   const conditions = h('div', { 'data-conditions-panel': '' });
   const history = h('div', { 'data-history': '' });
   const children = h('div', { 'data-children': '' });
   const events = h('div', { 'data-events': '' });
-  const missing = h('p', { class: 'error-text', role: 'alert', hidden: true });
-  const sections = [
-    h('h2', null, 'Conditions'), conditions,
-  ];
-  if (['deployments', 'statefulsets', 'daemonsets'].includes(kindKey)) sections.push(h('h2', null, 'Revision history'), history);
-  sections.push(h('h2', null, kindKey === 'cronjobs' ? 'Jobs' : 'Pods'), children, h('h2', null, 'Events'), events);
-  const body = h('div', { class: 'workload-body' }, rollout, summary, sections);
+  const missing = h('p', { class: 'bad-text', role: 'alert', hidden: true });
+  const panel = (heading, el) => h('section', { class: 'panel' }, h('h2', null, heading), el);
+  const sections = [h('div', { class: 'grid-2' }, panel('Status', summary), panel('Conditions', conditions))];
+  if (['deployments', 'statefulsets', 'daemonsets'].includes(kindKey)) sections.push(panel('Revision history', history));
+  sections.push(panel(kindKey === 'cronjobs' ? 'Jobs' : 'Pods', children), panel('Events', events));
+  const body = h('div', { class: 'workload-body' }, rollout, sections);
   root.append(crumbs, h('div', { class: 'view-head' }, title, actions), missing, body);
 
   const buttons = {};
@@ -542,7 +542,7 @@ export function mount(outlet, ctx) {
     }
     const r = spec.rollout(obj);
     rollout.textContent = r.message;
-    rollout.className = `rollout ${r.failed ? 'state-bad' : r.done ? 'state-ok' : 'state-pending'}`;
+    rollout.className = `rollout ${r.failed ? 'bad-text' : r.done ? 'ok-text' : 'warn-text'}`;
     rollout.setAttribute('data-done', r.done ? 'true' : 'false');
   }
 

@@ -216,7 +216,7 @@ function rolloutCol(fn) {
     title: 'ROLLOUT',
     value: (o) => {
       const r = fn(o);
-      return h('span', { class: r.failed ? 'state-bad' : r.done ? 'state-ok' : 'state-pending', title: r.message }, r.short);
+      return h('span', { class: r.failed ? 'bad-text' : r.done ? 'ok-text' : 'warn-text', title: r.message }, r.short);
     },
     width: 'minmax(8em, 1fr)',
   };
@@ -266,7 +266,7 @@ export const KINDS = {
         title: 'STATUS',
         value: (o) => {
           const s = jobStatus(o);
-          return h('span', { class: s === 'Complete' ? 'state-ok' : s === 'Failed' ? 'state-bad' : 'state-pending' }, s);
+          return h('span', { class: s === 'Complete' ? 'ok-text' : s === 'Failed' ? 'bad-text' : 'warn-text' }, s);
         },
         width: '8em',
       },
@@ -324,6 +324,15 @@ export function nameColumns(namespace, hashOf) {
   return cols;
 }
 
+let styled = false;
+// ensureStyles adds workloads.css, the rules these views need beyond
+// style.css, once per page.
+export function ensureStyles() {
+  if (styled) return;
+  styled = true;
+  document.head.appendChild(h('link', { rel: 'stylesheet', href: new URL('./workloads.css', import.meta.url).href, 'data-workloads-css': '' }));
+}
+
 const TAB_KEY = 'orca.workloads.tab';
 // Ages move with time alone: redraw the rows in view now and then.
 const AGE_REFRESH_MS = 10000;
@@ -338,7 +347,8 @@ export function mount(outlet, ctx) {
   const watches = [];
   let tbl = null;
 
-  const root = h('section', { 'data-view': 'workloads', class: 'view', 'aria-labelledby': 'workloads-title' });
+  ensureStyles();
+  const root = h('section', { 'data-view': 'workloads', class: 'view wl-view', 'aria-labelledby': 'workloads-title' });
   const title = h('h1', { id: 'workloads-title' }, 'Workloads');
   const tabs = {};
   const counts = {};
