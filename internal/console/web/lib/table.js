@@ -23,12 +23,16 @@ export function table({ columns, key, onOpen, empty = 'No items.', rowHeight = 3
   let frame = 0;
 
   const template = columns.map((c) => c.width || 'minmax(6em, 1fr)').join(' ');
+  // The header and every row are grids with the same tracks; they line up
+  // only if they have the same width, so all take the body's width, which is
+  // at least the tracks' minimums (the table scrolls sideways below that).
+  const minWidth = `calc(${columns.map((c) => minTrack(c.width || 'minmax(6em, 1fr)')).join(' + ')} + 2px)`;
   const headers = columns.map((c, i) => {
     const btn = h('button', { type: 'button', class: 'vt-sort', onclick: () => sortBy(i) }, c.title);
     return h('div', { role: 'columnheader', class: 'vt-th', 'data-col': c.title.toLowerCase(), 'aria-sort': 'none' }, btn);
   });
-  const head = h('div', { class: 'vt-head', role: 'row', style: { gridTemplateColumns: template } }, headers);
-  const body = h('div', { class: 'vt-body', role: 'rowgroup' });
+  const head = h('div', { class: 'vt-head', role: 'row', style: { gridTemplateColumns: template, minWidth } }, headers);
+  const body = h('div', { class: 'vt-body', role: 'rowgroup', style: { minWidth } });
   const scroller = h('div', {
     class: 'vt-scroll', role: 'grid', tabindex: 0, id,
     'aria-label': label || null, 'aria-rowcount': 1, 'aria-colcount': columns.length,
@@ -75,6 +79,7 @@ export function table({ columns, key, onOpen, empty = 'No items.', rowHeight = 3
     body.style.height = `${shown.length * rowHeight}px`;
     scroller.setAttribute('aria-rowcount', String(shown.length + 1));
     emptyEl.hidden = shown.length > 0;
+    el.classList.toggle('is-empty', shown.length === 0);
     footer.textContent = filter && shown.length !== items.length
       ? `${shown.length} of ${items.length}`
       : `${shown.length} ${shown.length === 1 ? 'item' : 'items'}`;
@@ -200,4 +205,12 @@ export function table({ columns, key, onOpen, empty = 'No items.', rowHeight = 3
     },
     get items() { return shown; },
   };
+}
+
+// minTrack is a grid track's smallest width: A in minmax(A, B), the track
+// itself when it is a length, and nothing for a bare fraction.
+function minTrack(track) {
+  const m = /^minmax\(\s*([^,]+),/.exec(track);
+  const t = (m ? m[1] : track).trim();
+  return /fr$|^auto$/.test(t) ? '0px' : t;
 }

@@ -50,11 +50,11 @@ export function mount(outlet, ctx) {
     empty: 'No warning events.',
     columns: [
       { title: 'Last seen', value: (e) => age(eventTime(e)), sort: (e) => -Date.parse(eventTime(e) || 0), width: '6em' },
-      { title: 'Namespace', value: (e) => e.metadata.namespace || '', width: 'minmax(7em, 0.7fr)' },
-      { title: 'Object', value: (e) => { const o = e.involvedObject || e.regarding || {}; return `${(o.kind || '').toLowerCase()}/${o.name || ''}`; }, width: 'minmax(10em, 1fr)' },
-      { title: 'Reason', value: (e) => e.reason || '', width: 'minmax(8em, 0.7fr)' },
-      { title: 'Message', value: (e) => h('span', { title: e.message || e.note || '' }, e.message || e.note || ''), width: 'minmax(16em, 3fr)' },
-      { title: 'Count', value: (e) => String(e.count || (e.series && e.series.count) || 1), sort: (e) => e.count || 1, width: '4.5em' },
+      { title: 'Namespace', value: (e) => e.metadata.namespace || '', width: 'minmax(6em, 0.6fr)' },
+      { title: 'Object', value: (e) => { const o = e.involvedObject || e.regarding || {}; return `${(o.kind || '').toLowerCase()}/${o.name || ''}`; }, width: 'minmax(8em, 1fr)' },
+      { title: 'Reason', value: (e) => e.reason || '', width: 'minmax(6em, 0.7fr)' },
+      { title: 'Message', value: (e) => h('span', { title: e.message || e.note || '' }, e.message || e.note || ''), width: 'minmax(12em, 3fr)' },
+      { title: 'Count', value: (e) => String(e.count || (e.series && e.series.count) || 1), sort: (e) => e.count || 1, width: '4em' },
     ],
   });
   eventsTable.el.style.setProperty('--vt-max-height', '32vh');
@@ -74,7 +74,7 @@ export function mount(outlet, ctx) {
         h('span', null, h('i', { class: 'failed' }), 'Failed'),
         h('span', null, h('i', { class: 'succeeded' }), 'Succeeded or unknown')),
       mapEl),
-    h('div', { class: 'grid-2' },
+    h('div', { class: 'grid-2 wide-first' },
       h('section', { class: 'panel', 'aria-labelledby': 'cl-events' },
         h('h2', { id: 'cl-events' }, 'Recent warning events'),
         eventsError, eventsTable.el),
@@ -439,12 +439,20 @@ function storageFigures(text) {
       rows.push(['etcd has a leader', v === 1 ? 'yes' : 'no']);
     } else if (name === 'etcd_server_is_leader') {
       rows.push(['This server is the leader', v === 1 ? 'yes' : 'no']);
-    } else if (name === 'etcd_mvcc_db_total_size_in_bytes') {
+    } else if (name === 'etcd_mvcc_db_total_size_in_bytes' || name === 'orca_etcd_db_total_size_bytes') {
       rows.push(['etcd database size', formatBytes(v)]);
+    } else if (name === 'orca_etcd_db_total_size_in_use_bytes') {
+      rows.push(['etcd database in use', formatBytes(v)]);
     } else if (name === 'etcd_server_leader_changes_seen_total') {
       rows.push(['Leader changes seen', String(v)]);
-    } else if (/^(orca_)?etcd_.*snapshot.*(timestamp|time)_seconds$/.test(name)) {
-      rows.push(['Last snapshot', v ? `${age(v * 1000)} ago` : 'none']);
+    } else if (name === 'orca_etcd_last_snapshot_timestamp_seconds') {
+      rows.push(['Last snapshot', v ? `${age(v * 1000)} ago` : 'none yet']);
+    } else if (name === 'orca_etcd_snapshots_total') {
+      rows.push(['Scheduled snapshots saved', String(v)]);
+    } else if (name === 'orca_etcd_compactions_total') {
+      rows.push(['Compactions', String(v)]);
+    } else if (name === 'orca_etcd_defragmentations_total') {
+      rows.push(['Defragmentations', String(v)]);
     }
   }
   if (!rows.length) return null;

@@ -26,15 +26,15 @@ export function mount(outlet, ctx) {
     onOpen: (s) => { selected = svcKey(s); renderDetail(); },
     empty: ns ? `No services in ${ns}.` : 'No services.',
     columns: [
-      ...(ns ? [] : [{ title: 'Namespace', value: (s) => s.metadata.namespace, width: 'minmax(7em, 0.8fr)' }]),
-      { title: 'Name', value: (s) => s.metadata.name, width: 'minmax(10em, 1.4fr)' },
+      ...(ns ? [] : [{ title: 'Namespace', value: (s) => s.metadata.namespace, width: 'minmax(6em, 0.7fr)' }]),
+      { title: 'Name', value: (s) => s.metadata.name, width: 'minmax(8em, 1.2fr)' },
       { title: 'Type', value: (s) => s.spec.type || 'ClusterIP', width: '7.5em' },
-      { title: 'Cluster IP', value: (s) => s.spec.clusterIP || '<none>', width: 'minmax(7em, 0.9fr)' },
-      { title: 'External IP', value: externalIP, width: 'minmax(7em, 0.9fr)' },
-      { title: 'Ports', value: ports, width: 'minmax(7em, 1fr)' },
-      { title: 'Endpoints', value: endpointsCell, sort: (s) => endpointCounts(s).ready, width: 'minmax(8em, 0.9fr)' },
-      { title: 'Selector', value: (s) => selector(s.spec.selector), width: 'minmax(8em, 1fr)' },
-      { title: 'Age', value: (s) => age(s.metadata.creationTimestamp), sort: (s) => -Date.parse(s.metadata.creationTimestamp), width: '5em' },
+      { title: 'Cluster IP', value: (s) => s.spec.clusterIP || '<none>', width: 'minmax(8.5em, 0.6fr)' },
+      { title: 'External IP', value: externalIP, width: 'minmax(6em, 0.8fr)' },
+      { title: 'Ports', value: ports, width: 'minmax(6em, 0.9fr)' },
+      { title: 'Endpoints', value: endpointsCell, sort: (s) => endpointCounts(s).ready, width: 'minmax(7em, 0.8fr)' },
+      { title: 'Selector', value: (s) => selector(s.spec.selector), width: 'minmax(6em, 0.9fr)' },
+      { title: 'Age', value: (s) => age(s.metadata.creationTimestamp), sort: (s) => -Date.parse(s.metadata.creationTimestamp), width: '4.5em' },
     ],
   });
   svcTable.el.style.setProperty('--vt-max-height', '52vh');
