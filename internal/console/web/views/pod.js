@@ -500,8 +500,8 @@ export function mount(outlet, ctx) {
   }
 
   // ---- shell
-  const shell = { session: null, term: null, fit: null, starting: false };
-  const shellContainer = h('select', { name: 'shell-container', id: 'shell-container' });
+  const shell = { session: null, term: null, fit: null, starting: false, waitingFor: '' };
+  const shellContainer = h('select', { name: 'shell-container', id: 'shell-container', onchange: () => startShell(true) });
   const shellCommand = h('input', { type: 'text', name: 'command', id: 'shell-command', value: '/bin/sh', size: 14 });
   const shellStatus = h('p', { class: 'view-status', 'data-shell-status': '', role: 'status' });
   const terminalBox = h('div', { class: 'terminal', 'data-terminal': '' });
@@ -543,6 +543,16 @@ export function mount(outlet, ctx) {
       }
       shell.fit.fit();
       const container = shellContainer.value || defaultContainer();
+      const notRunning = whyNotRunning(container);
+      if (notRunning) {
+        // Exec needs a running container; try again when the watch says
+        // it runs.
+        shell.waitingFor = container;
+        shellStatus.textContent = `${notRunning} The shell connects when it runs.`;
+        shellStatus.classList.remove('bad-text');
+        return;
+      }
+      shell.waitingFor = '';
       const command = shellCommand.value.trim().split(/\s+/).filter(Boolean);
       connect(container, command.length ? command : ['/bin/sh'], true);
     } catch (e) {
@@ -551,6 +561,24 @@ export function mount(outlet, ctx) {
     } finally {
       shell.starting = false;
     }
+  }
+
+  function containerStatus(container) {
+    const st = pod.status || {};
+    return [...(st.containerStatuses || []), ...(st.initContainerStatuses || []), ...(st.ephemeralContainerStatuses || [])]
+      .find((c) => c.name === container);
+  }
+
+  // whyNotRunning says why a shell cannot start in the container now, or ''.
+  function whyNotRunning(container) {
+    const phase = pod.status && pod.status.phase;
+    if (phase === 'Succeeded' || phase === 'Failed') return `The pod has ${phase === 'Succeeded' ? 'completed' : 'failed'}: no container runs to open a shell in.`;
+    const cs = containerStatus(container);
+    if (cs && cs.state && cs.state.running) return '';
+    if (!pod.spec.nodeName) return `Container ${container} cannot run yet: the pod is not scheduled.`;
+    const st = cs && cs.state;
+    const why = st && st.waiting ? `waiting${st.waiting.reason ? `: ${st.waiting.reason}` : ''}` : st && st.terminated ? `terminated: ${st.terminated.reason || `exit code ${st.terminated.exitCode}`}` : 'not started';
+    return `Container ${container} is not running (${why}).`;
   }
 
   // connect opens the exec stream. An image without /bin/sh answers at once
@@ -585,7 +613,10 @@ export function mount(outlet, ctx) {
         connect(container, ['sh'], false);
         return;
       }
-      const msg = execEndMessage(st);
+      let msg = execEndMessage(st);
+      if (!gotData && st && st.status === 'Failure' && /refused/.test(st.message || '')) {
+        msg += ' The server turned the exec request down; is the node\'s kubelet reachable?';
+      }
       shellStatus.textContent = msg;
       shellStatus.classList.toggle('bad-text', !!st && st.status !== 'Success');
       shell.term.write(`\r\n\x1b[2m[${msg}]\x1b[0m\r\n`);
@@ -621,7 +652,7 @@ export function mount(outlet, ctx) {
       panels.shell.append(shellControls, shellStatus, terminalBox);
       onShow.shell = () => {
         fillContainerSelect(shellContainer);
-        if (!shell.session && !shell.term) startShell(false);
+        if (!shell.session && (!shell.term || shell.waitingFor)) startShell(false);
         else if (shell.fit) requestAnimationFrame(() => shell.fit.fit());
       };
     }
@@ -669,6 +700,7 @@ export function mount(outlet, ctx) {
           .find((c) => c.name === logContainer.value);
         if (cs && cs.state && (cs.state.running || cs.state.terminated)) restartLogs();
       }
+      if (shell.waitingFor && currentTab === 'shell' && !whyNotRunning(shell.waitingFor)) startShell(true);
       if (first && tabsReady && want !== 'overview') selectTab(want, false);
       else if (first && onShow[currentTab]) onShow[currentTab]();
       markUpdated(root);
