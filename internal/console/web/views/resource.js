@@ -129,7 +129,7 @@ class ResourceView {
       h('section', { class: 'events', 'aria-labelledby': 'events-title' },
         h('h3', { id: 'events-title' }, 'Events'),
         this.eventsNote,
-        h('table', { class: 'simple', 'data-events': '' },
+        this.eventsTable = h('table', { class: 'simple', 'data-events': '', hidden: true },
           h('thead', null, h('tr', null, ['Type', 'Reason', 'Age', 'From', 'Message'].map((t) => h('th', { scope: 'col' }, t)))),
           this.eventsBody)));
   }
@@ -396,6 +396,7 @@ class ResourceView {
         clear(this.eventsBody);
         this.eventsNote.textContent = evs.length ? '' : '<none>';
         this.eventsNote.hidden = evs.length > 0;
+        this.eventsTable.hidden = evs.length === 0;
         for (const e of evs) {
           const count = e.count || (e.series && e.series.count) || 1;
           const when = e.lastTimestamp || e.eventTime || e.metadata.creationTimestamp;
