@@ -61,7 +61,7 @@ export function isLabelSelector(text) {
 const CSS = `
 .resources-view { display: grid; grid-template-columns: minmax(180px, 230px) minmax(0, 1fr); gap: 16px; align-items: start; }
 .kinds-panel input { width: 100%; }
-.kinds-panel { display: grid; gap: 8px; position: sticky; top: 0; max-height: calc(100vh - 120px); overflow: auto; padding-right: 4px; }
+.kinds-panel { display: grid; gap: 8px; position: sticky; top: 0; max-height: calc(100vh - 120px); overflow: auto; padding: 2px 6px 2px 2px; }
 .kinds h3 { font-size: 11.5px; text-transform: uppercase; letter-spacing: 0.03em; color: var(--muted); margin: 10px 0 2px; font-weight: 600; overflow-wrap: anywhere; }
 .kinds ul { list-style: none; margin: 0; padding: 0; }
 .kinds a { display: block; padding: 2px 8px; border-radius: 4px; text-decoration: none; color: var(--fg); overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
@@ -91,6 +91,11 @@ table.simple { border-collapse: collapse; width: 100%; font-size: 12.5px; }
 table.simple th { text-align: left; color: var(--muted); font-weight: 600; border-bottom: 1px solid var(--border); padding: 4px 8px; }
 table.simple td { border-bottom: 1px solid var(--border); padding: 4px 8px; vertical-align: top; }
 table.simple tr.warning td:first-child { color: var(--warn); font-weight: 600; }
+.schema { margin: 0 0 10px; font-size: 12.5px; }
+.schema summary { cursor: pointer; color: var(--muted); }
+.schema-body { max-height: 40vh; overflow: auto; border: 1px solid var(--border); border-radius: 6px; padding: 8px 10px; background: var(--panel); margin-top: 6px; }
+.schema h4 { margin: 10px 0 4px; font-size: 12.5px; }
+.resources-view .error { color: var(--bad); }
 :focus-visible { outline: 2px solid var(--focus); outline-offset: 1px; }
 @media (max-width: 900px) { .resources-view { grid-template-columns: 1fr; } .kinds-panel { position: static; max-height: 240px; } }
 `;
@@ -225,6 +230,7 @@ class ResourcesView {
       markUpdated(this.root);
       return;
     }
+    this.main.appendChild(schemaDetails(r));
     this.status = h('p', { class: 'muted', 'data-status': '', 'aria-live': 'polite' }, 'Loading…');
     this.tableHost = h('div', { class: 'table-host' });
     this.main.append(this.status, this.tableHost);
@@ -348,6 +354,7 @@ class ResourcesView {
       err.hidden = true;
       try {
         const done = await this.createFrom(ta.value);
+        clearError();
         close();
         toast(done.join('\n'), 'info');
         // One object created: open it.
@@ -392,7 +399,9 @@ class ResourcesView {
       try {
         await apply(path, doc, {});
       } catch (e) {
-        if (e instanceof ApiError && where) e.message = where + e.message;
+        // Say which documents did go in before this one failed, as kubectl
+        // apply prints each object's line before the error.
+        if (e instanceof ApiError && where) e.message = [...out, where + e.message].join('\n');
         throw e;
       }
       out.push(`${(r.kind || r.resource).toLowerCase()}${r.group ? '.' + r.group : ''}/${id.name} serverside-applied`);
@@ -400,6 +409,95 @@ class ResourcesView {
     }
     return out;
   }
+}
+
+// The kind's schema, as kubectl explain shows it: the description and the
+// fields of the object and of its spec, read from the server's OpenAPI v3
+// document for the group-version. That document is large (a megabyte for
+// the core group), so it is fetched only when the reader opens the details,
+// and once per page.
+const openAPIDocs = new Map();
+
+function openAPIDoc(group, version) {
+  const key = group ? `apis/${group}/${version}` : `api/${version}`;
+  if (!openAPIDocs.has(key)) {
+    const p = request('GET', '/openapi/v3').then((index) => {
+      const ref = index.paths && index.paths[key];
+      if (!ref) throw new Error(`the server publishes no OpenAPI schema for ${key}`);
+      return request('GET', ref.serverRelativeURL);
+    });
+    p.catch(() => openAPIDocs.delete(key));
+    openAPIDocs.set(key, p);
+  }
+  return openAPIDocs.get(key);
+}
+
+// schemaOf finds the kind's schema by its x-kubernetes-group-version-kind
+// and resolves a $ref (direct, or wrapped in allOf as v3 writes them).
+export function schemaOf(doc, group, version, kind) {
+  const schemas = (doc.components && doc.components.schemas) || {};
+  for (const s of Object.values(schemas)) {
+    const gvks = s['x-kubernetes-group-version-kind'] || [];
+    if (gvks.some((g) => (g.group || '') === group && g.version === version && g.kind === kind)) return s;
+  }
+  return null;
+}
+
+function deref(doc, s) {
+  if (!s) return s;
+  const ref = s.$ref || (s.allOf && s.allOf.length === 1 && s.allOf[0].$ref);
+  if (!ref) return s;
+  const name = ref.replace('#/components/schemas/', '');
+  return { ...(doc.components.schemas[name] || {}), description: s.description || (doc.components.schemas[name] || {}).description };
+}
+
+function typeOf(doc, s) {
+  const t = deref(doc, s) || {};
+  if (t.type === 'array') return `[]${typeOf(doc, t.items)}`;
+  if (t.type === 'object' && t.additionalProperties) return `map[string]${typeOf(doc, t.additionalProperties)}`;
+  if (t.type === 'object' || (!t.type && t.properties)) return 'Object';
+  if (t.type) return t.type;
+  return t['x-kubernetes-int-or-string'] ? 'IntOrString' : 'Object';
+}
+
+function fieldsList(doc, s) {
+  const props = (s && s.properties) || {};
+  const required = new Set((s && s.required) || []);
+  const names = Object.keys(props).sort();
+  if (!names.length) return h('p', { class: 'muted' }, '<no fields>');
+  return h('dl', { class: 'kv schema-fields' }, names.map((n) => {
+    const f = deref(doc, props[n]) || {};
+    const desc = (props[n].description || f.description || '').split('\n')[0];
+    return [
+      h('dt', null, h('code', null, n), ' ', h('small', { class: 'muted' }, `<${typeOf(doc, props[n])}>${required.has(n) ? ' -required-' : ''}`)),
+      h('dd', null, desc),
+    ];
+  }));
+}
+
+function schemaDetails(r) {
+  const body = h('div', { class: 'schema-body' }, h('p', { class: 'muted' }, 'Loading the schema…'));
+  const details = h('details', { class: 'schema', 'data-schema': '' },
+    h('summary', null, `About ${r.kind} (fields, from the OpenAPI schema)`), body);
+  let loaded = false;
+  details.addEventListener('toggle', async () => {
+    if (!details.open || loaded) return;
+    loaded = true;
+    try {
+      const doc = await openAPIDoc(r.group, r.version);
+      const s = schemaOf(doc, r.group, r.version, r.kind);
+      if (!s) throw new Error(`no schema for ${r.kind} in ${r.group || 'core'}/${r.version}`);
+      const spec = s.properties && s.properties.spec ? deref(doc, s.properties.spec) : null;
+      clear(body).append(
+        h('p', null, s.description || ''),
+        h('h4', null, 'Fields'), fieldsList(doc, s),
+        spec && spec.properties ? [h('h4', null, 'spec'), fieldsList(doc, spec)] : null);
+    } catch (e) {
+      loaded = false;
+      clear(body).appendChild(h('p', { class: 'error', role: 'alert' }, e.message));
+    }
+  });
+  return details;
 }
 
 // cellText prints a Table cell as kubectl does: numbers as numbers,
