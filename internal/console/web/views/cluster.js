@@ -263,8 +263,10 @@ export function mount(outlet, ctx) {
       prev = b.el;
     }
     let total = 0;
-    for (const l of podsByNode.values()) total += l.length;
-    mapNote.textContent = `${total} pods${ctx.namespace ? ` in ${ctx.namespace}` : ''} on ${nodes.length} nodes`;
+    for (const name of names) total += (podsByNode.get(name) || []).length;
+    const unscheduled = (podsByNode.get('') || []).length;
+    mapNote.textContent = `${plural(total, 'pod')}${ctx.namespace ? ` in ${ctx.namespace}` : ''} on ${plural(nodes.length, 'node')}`
+      + (unscheduled ? `, ${unscheduled} not scheduled` : '');
   }
 
   // Search: text with '=' (or '!', 'in (') is a label selector the server
@@ -353,6 +355,10 @@ export function mount(outlet, ctx) {
     if (visibility) visibility.disconnect();
     stops.forEach((s) => s());
   };
+}
+
+function plural(n, word) {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 
 function eventTime(e) {
