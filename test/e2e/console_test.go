@@ -275,9 +275,7 @@ func consoleLogs(t *testing.T, b *consoleBrowser) {
 	p := b.newPage(t)
 	p.signIn(tok)
 	p.show("#/pods/"+ns+"/counter", "pod")
-	if _, err := p.tryWait(`!!document.querySelector('pre[data-logs]')`, 3*time.Second); err != nil {
-		p.click("logs", `button[data-action=logs]`)
-	}
+	p.click("logs", `button[data-action=logs]`)
 	last := func() int {
 		var text string
 		p.eval(`(document.querySelector('pre[data-logs]') || {}).textContent || ''`, &text)
@@ -342,9 +340,7 @@ func consoleEditConfigMap(t *testing.T, b *consoleBrowser) {
 	p := b.newPage(t)
 	p.signIn(tok)
 	p.show("#/resources/core/v1/configmaps/"+ns+"/settings", "resource")
-	if _, err := p.tryWait(`!!document.querySelector('textarea[data-yaml]')`, 3*time.Second); err != nil {
-		p.click("edit", `button[data-action=edit]`)
-	}
+	p.click("edit", `button[data-action=edit]`)
 	p.wait("the ConfigMap's YAML in the editor", `/^\s*colour: blue$/m.test((document.querySelector('textarea[data-yaml]') || {}).value || '')`, 20*time.Second)
 	p.eval(`(() => {
 		const ta = document.querySelector('textarea[data-yaml]');
