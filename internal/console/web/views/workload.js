@@ -548,13 +548,16 @@ export function mount(outlet, ctx) {
 
   let historyTable = null;
   function renderHistory() {
-    if (!historyTable) return;
+    if (!historyTable || !obj) return;
     const current = obj ? currentRevision(kindKey, obj, revisions) : 0;
     historyTable.setItems(revisions.map((r) => ({ ...r, current: r.revision === current })));
     updateActions();
   }
 
+  // The watches below outlive the object when it is deleted; they hold on
+  // to its UID rather than read obj, which is then null.
   function startHistory() {
+    const uid = obj.metadata.uid;
     const selector = labelSelectorString(obj.spec.selector);
     const isDeploy = kindKey === 'deployments';
     historyTable = table({
@@ -577,7 +580,7 @@ export function mount(outlet, ctx) {
     const w = watchList(path, {
       query: selector ? { labelSelector: selector } : {},
       onUpdate: (items) => {
-        const mine = items.filter(ownedBy(obj.metadata.uid));
+        const mine = items.filter(ownedBy(uid));
         revisions = isDeploy ? deploymentRevisions(mine) : controllerRevisions(mine);
         renderHistory();
         markUpdated(root);
@@ -587,6 +590,7 @@ export function mount(outlet, ctx) {
   }
 
   function startChildren() {
+    const uid = obj.metadata.uid;
     if (kindKey === 'cronjobs') {
       const jobsTable = table({
         columns: [...nameColumns(namespace, (j) => workloadHash('jobs', j)), ...KINDS.jobs.columns],
@@ -598,7 +602,7 @@ export function mount(outlet, ctx) {
       clear(children).appendChild(jobsTable.el);
       const w = watchList(kindPath('jobs', namespace), {
         onUpdate: (items) => {
-          jobsTable.setItems(items.filter(ownedBy(obj.metadata.uid)));
+          jobsTable.setItems(items.filter(ownedBy(uid)));
           markUpdated(root);
         },
       });
