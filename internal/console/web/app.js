@@ -3,7 +3,7 @@
 // are given in their ctx.
 
 import * as api from './lib/api.js';
-import { h, clear, clearError, toast } from './lib/dom.js';
+import { h, clear, clearError, toast, formDialog } from './lib/dom.js';
 
 const NS_KEY = 'orca.namespace';
 const views = new Set(['cluster', 'workloads', 'workload', 'pods', 'pod', 'networking', 'resources', 'resource']);
@@ -26,6 +26,9 @@ const state = {
   mountSeq: 0,
   nsWatch: null,
   namespaces: [],
+  nsForbidden: false,
+  guessedNamespaces: [],
+  ownNamespace: '',
   routeKey: '',
 };
 
@@ -102,52 +105,48 @@ async function start() {
   appEl.hidden = false;
   document.body.setAttribute('data-signed-in', '');
   userEl.textContent = 'signed in';
-  watchNamespaces();
   route();
   try {
     const who = await api.whoAmI();
     if (who && who.username) {
+      const sa = /^system:serviceaccount:([^:]+):/.exec(who.username);
+      if (sa) state.ownNamespace = sa[1];
       userEl.textContent = who.username;
       userEl.title = [who.username, ...(who.groups || [])].join('\n');
     }
   } catch { /* a 401 has already signed out */ }
+  // After who-am-I, so a user who may not list namespaces starts in the
+  // service account's own.
+  if (document.body.hasAttribute('data-signed-in')) watchNamespaces();
 }
+
+const OTHER = '\u0000other';
 
 function renderNamespaces() {
   const names = state.namespaces.map((n) => n.metadata.name);
-  if (state.namespace && !names.includes(state.namespace)) names.push(state.namespace);
+  for (const extra of [state.namespace, ...state.guessedNamespaces]) {
+    if (extra && !names.includes(extra)) names.push(extra);
+  }
   names.sort();
-  const current = nsSelect.value;
   const wanted = state.namespace;
   // Rebuild only when the set changed, so an open dropdown is not disturbed
   // by a namespace's status update.
-  const sig = names.join('\n');
+  const sig = `${state.nsForbidden}\n${names.join('\n')}`;
   if (nsSelect.dataset.sig !== sig) {
     nsSelect.dataset.sig = sig;
     clear(nsSelect);
     nsSelect.appendChild(h('option', { value: '' }, 'All namespaces'));
     for (const n of names) nsSelect.appendChild(h('option', { value: n }, n));
+    // A user who may not list namespaces names the one to work in.
+    if (state.nsForbidden) nsSelect.appendChild(h('option', { value: OTHER }, 'Other namespace\u2026'));
   }
-  if (current !== wanted || nsSelect.value !== wanted) nsSelect.value = wanted;
+  if (nsSelect.value !== wanted) nsSelect.value = wanted;
 }
 
-function watchNamespaces() {
+function setNamespace(ns) {
+  state.namespace = ns;
+  sessionStorage.setItem(NS_KEY, ns);
   renderNamespaces();
-  state.nsWatch = api.watchList('/api/v1/namespaces', {
-    onUpdate: (items) => {
-      state.namespaces = items;
-      renderNamespaces();
-    },
-    onError: (err) => {
-      // A user who may not list namespaces still works in the one chosen.
-      if (err.status === 403) state.nsWatch && state.nsWatch.stop();
-    },
-  });
-}
-
-nsSelect.addEventListener('change', () => {
-  state.namespace = nsSelect.value;
-  sessionStorage.setItem(NS_KEY, state.namespace);
   // Detail pages belong to one object; a new namespace goes back to the list.
   const [view, params] = parseHash();
   if (moduleFor(view, params) !== view) {
@@ -155,6 +154,42 @@ nsSelect.addEventListener('change', () => {
     return;
   }
   remount();
+}
+
+function watchNamespaces() {
+  state.nsForbidden = false;
+  renderNamespaces();
+  state.nsWatch = api.watchList('/api/v1/namespaces', {
+    onUpdate: (items) => {
+      state.namespaces = items;
+      renderNamespaces();
+    },
+    onError: (err) => {
+      if (err.status !== 403) return;
+      if (state.nsWatch) state.nsWatch.stop();
+      state.nsForbidden = true;
+      state.guessedNamespaces = [state.ownNamespace, 'default'].filter(Boolean);
+      renderNamespaces();
+      // All namespaces would be refused everywhere: start in the user's own.
+      if (!state.namespace) setNamespace(state.ownNamespace || 'default');
+    },
+  });
+}
+
+nsSelect.addEventListener('change', async () => {
+  if (nsSelect.value !== OTHER) {
+    setNamespace(nsSelect.value);
+    return;
+  }
+  nsSelect.value = state.namespace;
+  const v = await formDialog({
+    title: 'Work in another namespace', name: 'namespace', confirmLabel: 'Switch',
+    fields: [{ name: 'namespace', label: 'Namespace', value: '', required: true }],
+  });
+  const ns = v && v.namespace.trim();
+  if (!ns) return;
+  if (!state.guessedNamespaces.includes(ns)) state.guessedNamespaces.push(ns);
+  setNamespace(ns);
 });
 
 let searchTimer = 0;

@@ -36,7 +36,7 @@ export function mount(outlet, ctx) {
       { title: 'Memory', value: (n) => usageCell(n, 'memory'), sort: (n) => ratio(n, 'memory'), width: 'minmax(9em, 1fr)' },
       { title: 'Pods', value: (n) => `${(perNode.get(n.metadata.name) || {}).count || 0}/${(n.status.allocatable || {}).pods || '?'}`, sort: (n) => (perNode.get(n.metadata.name) || {}).count || 0, width: '6em' },
       { title: 'Version', value: (n) => (n.status.nodeInfo || {}).kubeletVersion || '', width: 'minmax(6em, 0.7fr)' },
-      { title: 'Age', value: (n) => age(n.metadata.creationTimestamp), sort: (n) => -Date.parse(n.metadata.creationTimestamp), width: '5em' },
+      { title: 'Age', value: (n) => age(n.metadata.creationTimestamp), sort: (n) => -Date.parse(n.metadata.creationTimestamp), width: '5.5em' },
     ],
   });
   nodesTable.el.style.setProperty('--vt-max-height', '40vh');

@@ -29,12 +29,12 @@ export function mount(outlet, ctx) {
       ...(ns ? [] : [{ title: 'Namespace', value: (s) => s.metadata.namespace, width: 'minmax(6em, 0.7fr)' }]),
       { title: 'Name', value: (s) => s.metadata.name, width: 'minmax(8em, 1.2fr)' },
       { title: 'Type', value: (s) => s.spec.type || 'ClusterIP', width: '7.5em' },
-      { title: 'Cluster IP', value: (s) => s.spec.clusterIP || '<none>', width: 'minmax(8.5em, 0.6fr)' },
+      { title: 'Cluster IP', value: (s) => s.spec.clusterIP || '<none>', width: 'minmax(9.5em, 0.6fr)' },
       { title: 'External IP', value: externalIP, width: 'minmax(6em, 0.8fr)' },
       { title: 'Ports', value: ports, width: 'minmax(6em, 0.9fr)' },
       { title: 'Endpoints', value: endpointsCell, sort: (s) => endpointCounts(s).ready, width: 'minmax(7em, 0.8fr)' },
       { title: 'Selector', value: (s) => selector(s.spec.selector), width: 'minmax(6em, 0.9fr)' },
-      { title: 'Age', value: (s) => age(s.metadata.creationTimestamp), sort: (s) => -Date.parse(s.metadata.creationTimestamp), width: '4.5em' },
+      { title: 'Age', value: (s) => age(s.metadata.creationTimestamp), sort: (s) => -Date.parse(s.metadata.creationTimestamp), width: '5.5em' },
     ],
   });
   svcTable.el.style.setProperty('--vt-max-height', '52vh');
@@ -172,7 +172,7 @@ export function mount(outlet, ctx) {
         { title: 'Hosts', value: (i) => ingressHosts(i), width: 'minmax(10em, 1.5fr)' },
         { title: 'Address', value: (i) => lbAddresses(i.status) || '', width: 'minmax(8em, 1fr)' },
         { title: 'Ports', value: (i) => ((i.spec.tls || []).length ? '80, 443' : '80'), width: '6em' },
-        { title: 'Age', value: (i) => age(i.metadata.creationTimestamp), sort: (i) => -Date.parse(i.metadata.creationTimestamp), width: '5em' },
+        { title: 'Age', value: (i) => age(i.metadata.creationTimestamp), sort: (i) => -Date.parse(i.metadata.creationTimestamp), width: '5.5em' },
       ],
     });
     ingTable.el.style.setProperty('--vt-max-height', '30vh');
