@@ -152,7 +152,7 @@ export function podColumns(namespace) {
   };
   return [
     ...nameColumns(namespace, podHash),
-    { title: 'READY', value: (p) => sum(p).ready, width: '5em' },
+    { title: 'READY', value: (p) => sum(p).ready, width: '6em' },
     {
       title: 'STATUS',
       value: (p) => {
@@ -162,7 +162,7 @@ export function podColumns(namespace) {
       sort: (p) => sum(p).status,
       width: 'minmax(9em, 1fr)',
     },
-    { title: 'RESTARTS', value: (p) => sum(p).restarts, sort: (p) => sum(p).restartCount, width: '8em' },
+    { title: 'RESTARTS', value: (p) => sum(p).restarts, sort: (p) => sum(p).restartCount, width: '9em' },
     { title: 'AGE', value: (p) => age(p.metadata.creationTimestamp), sort: (p) => -Date.parse(p.metadata.creationTimestamp || 0), width: '5em' },
     { title: 'IP', value: (p) => podIP(p) || '<none>', width: 'minmax(7em, 1fr)' },
     { title: 'NODE', value: (p) => (p.spec && p.spec.nodeName) || '<none>', width: 'minmax(8em, 1fr)' },

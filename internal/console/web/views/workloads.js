@@ -229,9 +229,9 @@ export const KINDS = {
     kind: 'Deployment', group: 'apps', version: 'v1', title: 'Deployments',
     rollout: deploymentRollout,
     columns: [
-      { title: 'READY', value: (o) => ratio(o.status && o.status.readyReplicas, o.spec.replicas ?? 1), width: '5em' },
-      { title: 'UP-TO-DATE', value: (o) => num(o.status && o.status.updatedReplicas), width: '7em' },
-      { title: 'AVAILABLE', value: (o) => num(o.status && o.status.availableReplicas), width: '7em' },
+      { title: 'READY', value: (o) => ratio(o.status && o.status.readyReplicas, o.spec.replicas ?? 1), width: '6em' },
+      { title: 'UP-TO-DATE', value: (o) => num(o.status && o.status.updatedReplicas), width: '8.5em' },
+      { title: 'AVAILABLE', value: (o) => num(o.status && o.status.availableReplicas), width: '8.5em' },
       ageCol,
       rolloutCol(deploymentRollout),
     ],
@@ -240,7 +240,7 @@ export const KINDS = {
     kind: 'StatefulSet', group: 'apps', version: 'v1', title: 'StatefulSets',
     rollout: statefulSetRollout,
     columns: [
-      { title: 'READY', value: (o) => ratio(o.status && o.status.readyReplicas, o.spec.replicas ?? 1), width: '5em' },
+      { title: 'READY', value: (o) => ratio(o.status && o.status.readyReplicas, o.spec.replicas ?? 1), width: '6em' },
       ageCol,
       rolloutCol(statefulSetRollout),
     ],
@@ -249,11 +249,11 @@ export const KINDS = {
     kind: 'DaemonSet', group: 'apps', version: 'v1', title: 'DaemonSets',
     rollout: daemonSetRollout,
     columns: [
-      { title: 'DESIRED', value: (o) => num(o.status && o.status.desiredNumberScheduled), width: '5em' },
-      { title: 'CURRENT', value: (o) => num(o.status && o.status.currentNumberScheduled), width: '5em' },
-      { title: 'READY', value: (o) => num(o.status && o.status.numberReady), width: '5em' },
-      { title: 'UP-TO-DATE', value: (o) => num(o.status && o.status.updatedNumberScheduled), width: '7em' },
-      { title: 'AVAILABLE', value: (o) => num(o.status && o.status.numberAvailable), width: '7em' },
+      { title: 'DESIRED', value: (o) => num(o.status && o.status.desiredNumberScheduled), width: '6.5em' },
+      { title: 'CURRENT', value: (o) => num(o.status && o.status.currentNumberScheduled), width: '6.5em' },
+      { title: 'READY', value: (o) => num(o.status && o.status.numberReady), width: '6.5em' },
+      { title: 'UP-TO-DATE', value: (o) => num(o.status && o.status.updatedNumberScheduled), width: '8.5em' },
+      { title: 'AVAILABLE', value: (o) => num(o.status && o.status.numberAvailable), width: '8.5em' },
       { title: 'NODE SELECTOR', value: nodeSelector },
       ageCol,
       rolloutCol(daemonSetRollout),
@@ -270,7 +270,7 @@ export const KINDS = {
         },
         width: '8em',
       },
-      { title: 'COMPLETIONS', value: jobCompletions, width: '8em' },
+      { title: 'COMPLETIONS', value: jobCompletions, width: '9.5em' },
       { title: 'DURATION', value: jobDuration, width: '6em' },
       ageCol,
     ],
@@ -279,13 +279,13 @@ export const KINDS = {
     kind: 'CronJob', group: 'batch', version: 'v1', title: 'CronJobs',
     columns: [
       { title: 'SCHEDULE', value: (o) => o.spec.schedule },
-      { title: 'TIMEZONE', value: (o) => o.spec.timeZone || none, width: '7em' },
-      { title: 'SUSPEND', value: (o) => boolPtr(o.spec.suspend), width: '6em' },
-      { title: 'ACTIVE', value: (o) => String(((o.status && o.status.active) || []).length), width: '5em' },
+      { title: 'TIMEZONE', value: (o) => o.spec.timeZone || none, width: '8em' },
+      { title: 'SUSPEND', value: (o) => boolPtr(o.spec.suspend), width: '7em' },
+      { title: 'ACTIVE', value: (o) => String(((o.status && o.status.active) || []).length), width: '6.5em' },
       {
         title: 'LAST SCHEDULE',
         value: (o) => (o.status && o.status.lastScheduleTime ? age(o.status.lastScheduleTime) : none),
-        width: '8em',
+        width: '10em',
       },
       ageCol,
     ],
@@ -293,9 +293,9 @@ export const KINDS = {
   replicasets: {
     kind: 'ReplicaSet', group: 'apps', version: 'v1', title: 'ReplicaSets',
     columns: [
-      { title: 'DESIRED', value: (o) => String(o.spec.replicas ?? 1), width: '5em' },
-      { title: 'CURRENT', value: (o) => num(o.status && o.status.replicas), width: '5em' },
-      { title: 'READY', value: (o) => num(o.status && o.status.readyReplicas), width: '5em' },
+      { title: 'DESIRED', value: (o) => String(o.spec.replicas ?? 1), width: '6.5em' },
+      { title: 'CURRENT', value: (o) => num(o.status && o.status.replicas), width: '6.5em' },
+      { title: 'READY', value: (o) => num(o.status && o.status.readyReplicas), width: '6.5em' },
       ageCol,
     ],
   },
@@ -392,7 +392,9 @@ export function mount(outlet, ctx) {
       columns: [...nameColumns(ctx.namespace, (o) => workloadHash(k, o)), ...spec.columns],
       key: (o) => `${o.metadata.namespace}/${o.metadata.name}`,
       onOpen: (o) => ctx.navigate(workloadHash(k, o)),
-      empty: loaded[k] ? `No ${spec.title} ${ctx.namespace ? `in ${ctx.namespace}` : 'in any namespace'}.` : 'Loading…',
+      empty: loaded[k]
+        ? `No ${spec.title} ${ctx.namespace ? `in ${ctx.namespace}` : 'in any namespace'}${search.labelSelector || search.fieldSelector ? ` match ${[search.labelSelector, search.fieldSelector].filter(Boolean).join(',')}` : ''}.`
+        : 'Loading…',
       label: spec.title,
     });
     tbl.setFilter(nameFilter());
