@@ -539,12 +539,25 @@ export function openExec(namespace, pod, { container, command = ['/bin/sh'], tty
     if (dataFns.length === 0) early.push([payload, ch]);
     else dataFns.forEach((fn) => fn(payload, ch));
   });
-  ws.addEventListener('close', (e) => {
+  ws.addEventListener('close', async (e) => {
     if (closed) return;
+    let st = status;
+    if (!st && opened) st = { status: 'Success', code: e.code };
+    if (!st) {
+      // A browser hides a refused handshake's answer; an access review at
+      // least tells a missing grant from a container that cannot be reached.
+      const may = await canI('create', { resource: 'pods', subresource: 'exec', namespace, name: pod });
+      st = {
+        status: 'Failure',
+        code: e.code,
+        reason: may ? 'ServiceUnavailable' : 'Forbidden',
+        message: may
+          ? `the server refused the connection to ${namespace}/${pod} (the pod may not be running, or its node cannot be reached)`
+          : `pods "${pod}" is forbidden: this user cannot create resource "pods/exec" in the namespace "${namespace}"`,
+      };
+    }
     closed = true;
-    const st = status || (opened
-      ? { status: 'Success', code: e.code }
-      : { status: 'Failure', message: `the connection to the container was refused (WebSocket code ${e.code})`, code: e.code });
+    status = st;
     closeFns.forEach((fn) => fn(st));
   });
 
@@ -573,7 +586,7 @@ export function openExec(namespace, pod, { container, command = ['/bin/sh'], tty
     },
     onClose(fn) {
       closeFns.push(fn);
-      if (closed) fn(status || { status: 'Failure', message: 'connection closed' });
+      if (closed) fn(status);
     },
   };
 }
