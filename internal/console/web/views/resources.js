@@ -267,6 +267,7 @@ class ResourcesView {
     const path = resourcePath({ group: r.group, version: r.version, resource: r.resource, namespace: ns });
     this.watch = watchTable(path, {
       query: { labelSelector: this.labelSelector || undefined },
+      canWatch: r.verbs.includes('watch'),
       onColumns: (cols) => this.setColumns(cols, r, ns),
       onRows: (rows) => {
         if (!this.table) return;
@@ -294,11 +295,11 @@ class ResourcesView {
       columns.push({ title: 'Namespace', value: (row) => row.namespace, width: 'minmax(8em, 1fr)' });
     }
     for (const { d, i } of shown) {
-      const col = { title: d.name, value: (row) => cellText(row.cells[i], d) };
+      const col = { title: d.name, value: (row) => cellText(row.cells[i]) };
       if (d.name === 'Age' || (d.type === 'date' && d.name !== 'Name')) {
         // The server's age is as old as the list; count it from the
         // object's creation so it keeps time.
-        col.value = (row) => (row.created ? age(row.created) : cellText(row.cells[i], d));
+        col.value = (row) => (row.created ? age(row.created) : cellText(row.cells[i]));
         col.sort = (row) => -(Date.parse(row.created) || 0);
         col.width = '6em';
       } else if (d.type === 'integer' || d.type === 'number') {
@@ -503,10 +504,11 @@ function schemaDetails(r) {
   return details;
 }
 
-// cellText prints a Table cell as kubectl does: numbers as numbers,
-// missing values as <none>, objects as JSON.
-export function cellText(v, def) {
-  if (v === null || v === undefined || v === '') return def && def.type === 'string' ? '<none>' : '';
+// cellText prints a Table cell as kubectl does: strings as the server
+// wrote them (it writes <none> itself where kubectl shows it), a missing
+// value as <none>, objects as JSON.
+export function cellText(v) {
+  if (v === null || v === undefined) return '<none>';
   if (typeof v === 'object') return JSON.stringify(v);
   return String(v);
 }
@@ -545,7 +547,7 @@ function isTable(body) {
 // frame. api.js's watchList keeps whole objects and cannot ask for a
 // Table, so this does the same dance for Tables: resume a dropped stream
 // from the last resourceVersion, list again on 410 Gone.
-export function watchTable(path, { query = {}, onColumns, onRows, onError }) {
+export function watchTable(path, { query = {}, onColumns, onRows, onError, canWatch = true }) {
   const rows = new Map();
   let keys = [];
   let rv = '';
@@ -666,6 +668,13 @@ export function watchTable(path, { query = {}, onColumns, onRows, onError }) {
       try {
         if (!rv) await list();
         if (stopped) return;
+        if (!canWatch) {
+          // A kind served without watch (componentstatuses) is listed
+          // again every ten seconds instead.
+          await new Promise((resolve) => { timer = setTimeout(resolve, 10000); });
+          rv = '';
+          continue;
+        }
         const began = Date.now();
         const how = await watch();
         if (how === 'gone') rv = '';
