@@ -254,7 +254,7 @@ export const KINDS = {
       { title: 'READY', value: (o) => num(o.status && o.status.numberReady), width: '6.5em' },
       { title: 'UP-TO-DATE', value: (o) => num(o.status && o.status.updatedNumberScheduled), width: '8.5em' },
       { title: 'AVAILABLE', value: (o) => num(o.status && o.status.numberAvailable), width: '8.5em' },
-      { title: 'NODE SELECTOR', value: nodeSelector },
+      { title: 'NODE SELECTOR', value: nodeSelector, width: 'minmax(11em, 1fr)' },
       ageCol,
       rolloutCol(daemonSetRollout),
     ],
