@@ -347,10 +347,10 @@ export function mount(outlet, ctx) {
   }
 
   // ---- logs
-  const logs = { started: false, stream: null, lines: [], partial: '', rendered: 0, failed: false, pendingFrame: 0 };
-  const logContainer = h('select', { name: 'container', id: 'log-container', onchange: () => restartLogs() });
-  const follow = h('input', { type: 'checkbox', name: 'follow', id: 'log-follow', checked: true, onchange: () => restartLogs() });
-  const previous = h('input', { type: 'checkbox', name: 'previous', id: 'log-previous', onchange: () => restartLogs() });
+  const logs = { started: false, stream: null, lines: [], partial: '', rendered: 0, failed: false, ended: false, containerID: '', pendingFrame: 0 };
+  const logContainer = h('select', { name: 'container', id: 'log-container', onchange: () => restartLogs(false) });
+  const follow = h('input', { type: 'checkbox', name: 'follow', id: 'log-follow', checked: true, onchange: () => restartLogs(false) });
+  const previous = h('input', { type: 'checkbox', name: 'previous', id: 'log-previous', onchange: () => restartLogs(false) });
   const logSearch = h('input', { type: 'search', name: 'logsearch', id: 'log-search', placeholder: 'Search the log', 'data-log-search': '', oninput: () => renderLogs(true) });
   const onlyMatching = h('input', { type: 'checkbox', name: 'filter', id: 'log-filter', onchange: () => renderLogs(true) });
   const logCount = h('span', { class: 'muted', 'aria-live': 'polite', 'data-log-matches': '' });
@@ -363,7 +363,7 @@ export function mount(outlet, ctx) {
     h('label', { for: 'log-search', class: 'visually-hidden' }, 'Search the log'), logSearch,
     h('span', { class: 'field-check' }, onlyMatching, h('label', { for: 'log-filter' }, ' Only matching lines')),
     logCount,
-    h('button', { type: 'button', class: 'btn', 'data-action': 'reload-logs', onclick: () => restartLogs() }, 'Reload'));
+    h('button', { type: 'button', class: 'btn', 'data-action': 'reload-logs', onclick: () => restartLogs(false) }, 'Reload'));
 
   function containerNames() {
     if (!pod) return [];
@@ -471,14 +471,24 @@ export function mount(outlet, ctx) {
     logs.pendingFrame = 0;
   }
 
-  function restartLogs() {
+  // restartLogs opens the log stream afresh; continued, it keeps the lines
+  // on screen and goes on with a new instance of the container.
+  function restartLogs(continued) {
     if (!pod) return;
     stopLogs();
-    logs.lines = [];
+    if (continued) {
+      if (logs.partial) logs.lines.push(logs.partial);
+      logs.lines.push(`──── ${logContainer.value} restarted ────`);
+    } else {
+      logs.lines = [];
+    }
     logs.partial = '';
     logs.failed = false;
-    renderLogs(true);
+    logs.ended = false;
+    renderLogs(!continued);
     const container = logContainer.value || defaultContainer();
+    const cs = containerStatus(container);
+    logs.containerID = (cs && cs.containerID) || '';
     const following = follow.checked && !previous.checked;
     logStatus.textContent = following ? `Following ${container}…` : `Loading ${container}…`;
     logStatus.classList.remove('bad-text');
@@ -490,6 +500,7 @@ export function mount(outlet, ctx) {
       if (logs.stream !== stream) return;
       if (logs.partial) { logs.lines.push(logs.partial); logs.partial = ''; }
       renderLogs(false);
+      logs.ended = following;
       logStatus.textContent = following ? `The log stream of ${container} ended (the container stopped, or the server closed it).` : `Last ${TAIL_LINES} lines of ${container}${previous.checked ? ' (previous instance)' : ''}.`;
     }, (e) => {
       if (logs.stream !== stream) return;
@@ -695,7 +706,11 @@ export function mount(outlet, ctx) {
       fillContainerSelect(shellContainer);
       // A log that failed because the container had not started yet is
       // tried again once it has.
-      if (logs.started && logs.failed) {
+      if (logs.started && logs.ended && follow.checked && !previous.checked) {
+        // Following across restarts, which kubectl logs -f does not do.
+        const cs = containerStatus(logContainer.value);
+        if (cs && cs.state && cs.state.running && cs.containerID && cs.containerID !== logs.containerID) restartLogs(true);
+      } else if (logs.started && logs.failed) {
         const cs = [...((pod.status && pod.status.containerStatuses) || []), ...((pod.status && pod.status.initContainerStatuses) || [])]
           .find((c) => c.name === logContainer.value);
         if (cs && cs.state && (cs.state.running || cs.state.terminated)) restartLogs();

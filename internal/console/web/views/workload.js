@@ -383,8 +383,12 @@ export function mount(outlet, ctx) {
     return `${ref} restarted`;
   });
 
+  // A Deployment pauses its rollouts (spec.paused, kubectl rollout pause);
+  // a CronJob its schedule (spec.suspend, which kubectl only patches).
+  const pauseField = kindKey === 'cronjobs' ? 'suspend' : 'paused';
   const setPaused = (paused) => act(async () => {
-    await patch(kindPath(kindKey, namespace, name), { spec: { paused } }, 'strategic');
+    await patch(kindPath(kindKey, namespace, name), { spec: { [pauseField]: paused } }, kindKey === 'cronjobs' ? 'merge' : 'strategic');
+    if (kindKey === 'cronjobs') return `${ref} ${paused ? 'suspended' : 'resumed'}`;
     return `${ref} ${paused ? 'paused' : 'resumed'}`;
   });
 
@@ -451,6 +455,10 @@ export function mount(outlet, ctx) {
       btn('pause', 'Pause', setPaused(true));
       btn('resume', 'Resume', setPaused(false));
     }
+    if (canPatch && kindKey === 'cronjobs') {
+      btn('pause', 'Suspend', setPaused(true));
+      btn('resume', 'Resume', setPaused(false));
+    }
     if (canCreateJob) btn('trigger', 'Run now', doTrigger);
     if (canDelete) btn('delete', 'Delete', doDelete, 'btn danger');
     updateActions();
@@ -458,7 +466,7 @@ export function mount(outlet, ctx) {
 
   function updateActions() {
     if (!obj) return;
-    const paused = !!obj.spec.paused;
+    const paused = !!obj.spec[pauseField];
     if (buttons.pause) buttons.pause.hidden = paused;
     if (buttons.resume) buttons.resume.hidden = !paused;
     if (buttons.rollback) buttons.rollback.hidden = revisions.length < 2;
