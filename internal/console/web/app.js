@@ -285,11 +285,21 @@ async function mount(name, params) {
     onSearch: (fn) => { searchFns.add(fn); return () => searchFns.delete(fn); },
   };
   try {
-    const un = mod.mount(outlet, ctx);
+    let un = mod.mount(outlet, ctx);
+    // A view may mount asynchronously and resolve to its unmount; if the
+    // route moved on meanwhile, it is unmounted as soon as it is known.
+    if (un && typeof un.then === 'function') {
+      state.unmount = null;
+      un = await un;
+      if (seq !== state.mountSeq) {
+        if (typeof un === 'function') un();
+        return;
+      }
+    }
     state.unmount = typeof un === 'function' ? un : null;
   } catch (e) {
     console.error(e);
-    toast(`The ${name} view failed: ${e.message}`, 'error');
+    if (seq === state.mountSeq) toast(`The ${name} view failed: ${e.message}`, 'error');
   }
   const main = $('#main');
   if (document.activeElement === document.body) main.focus({ preventScroll: true });
