@@ -119,6 +119,7 @@ class ResourceView {
       h('header', { class: 'view-header' },
         h('h2', { id: 'resource-title' }, `${r.kind || r.resource} `, h('span', { class: 'name' }, this.name)),
         this.actions),
+      this.owners = h('p', { class: 'owners muted', 'data-owners': '', hidden: true }),
       this.notice,
       this.error,
       h('div', { class: 'yaml-options' },
@@ -164,6 +165,7 @@ class ResourceView {
       onUpdate: (items) => {
         if (!items.length) { this.gone(); return; }
         this.deleted = false;
+        this.renderOwners(items[0]);
         const rv = items[0].metadata && items[0].metadata.resourceVersion;
         if (rv === this.rv) return;
         this.rv = rv;
@@ -190,6 +192,28 @@ class ResourceView {
       if (e instanceof ApiError && e.status === 404) this.gone();
       else this.showNotice(e.message);
     }
+  }
+
+  // renderOwners links the objects that own this one (a Pod's ReplicaSet,
+  // a ReplicaSet's Deployment), found through discovery by their kind.
+  async renderOwners(obj) {
+    const refs = (obj.metadata && obj.metadata.ownerReferences) || [];
+    const sig = refs.map((o) => o.uid).join(',');
+    if (sig === this.ownersSig) return;
+    this.ownersSig = sig;
+    if (!refs.length) { this.owners.hidden = true; return; }
+    const all = await discovery();
+    clear(this.owners).append('Owned by ');
+    refs.forEach((o, i) => {
+      const [group, version] = o.apiVersion.includes('/') ? o.apiVersion.split('/') : ['', o.apiVersion];
+      const r = all.find((x) => x.group === group && x.kind === o.kind);
+      const label = `${o.kind} ${o.name}${o.controller ? ' (controller)' : ''}`;
+      if (i) this.owners.append(', ');
+      this.owners.append(r
+        ? h('a', { href: routeOf({ ...r, version }, r.namespaced ? this.namespace : '', o.name) }, label)
+        : label);
+    });
+    this.owners.hidden = false;
   }
 
   gone() {
