@@ -99,7 +99,9 @@ export function table({ columns, key, onOpen, empty = 'No items.', rowHeight = 3
     for (const c of columns) {
       let v;
       try { v = c.value(obj); } catch (e) { v = ''; }
-      row.appendChild(h('div', { role: 'gridcell', class: 'vt-td', 'data-col': c.title.toLowerCase() }, v instanceof Node ? v : String(v ?? '')));
+      const text = v instanceof Node ? null : String(v ?? '');
+      // Cells cut long text with an ellipsis; the title shows all of it.
+      row.appendChild(h('div', { role: 'gridcell', class: 'vt-td', 'data-col': c.title.toLowerCase(), title: text && text.length > 12 ? text : null }, text ?? v));
     }
     return row;
   }

@@ -2,7 +2,7 @@
 // allocatable, a map of which pods run on which node, recent Warning events
 // and the control plane's health as /readyz and /metrics tell it.
 
-import { watchList, canI, request, ApiError } from '../lib/api.js';
+import { watchList, canI, request, get, discovery, ApiError } from '../lib/api.js';
 import { h, clear, age, markUpdated, parseQuantity, formatBytes, formatCPU } from '../lib/dom.js';
 import { table } from '../lib/table.js';
 
@@ -20,6 +20,7 @@ export function mount(outlet, ctx) {
   let selected = '';
   let stopped = false;
   let perNode = new Map(); // node name → {cpu, memory, count} requested
+  let usage = new Map(); // node name → {cpu, memory} in use, from metrics.k8s.io
 
   const nodeError = h('p', { class: 'bad-text', hidden: true });
   const nodesTable = table({
@@ -28,14 +29,14 @@ export function mount(outlet, ctx) {
     onOpen: (n) => { selected = n.metadata.name; renderDetail(); },
     empty: 'No nodes.',
     columns: [
-      { title: 'Name', value: (n) => n.metadata.name, width: 'minmax(12em, 1.6fr)' },
-      { title: 'Status', value: nodeStatusCell, sort: (n) => nodeStatus(n), width: 'minmax(8em, 1.2fr)' },
-      { title: 'Roles', value: roles, width: 'minmax(6em, 0.8fr)' },
-      { title: 'Taints', value: (n) => taints(n) || '<none>', width: 'minmax(8em, 1.2fr)' },
-      { title: 'CPU', value: (n) => usageCell(n, 'cpu'), sort: (n) => ratio(n, 'cpu'), width: 'minmax(9em, 1fr)' },
-      { title: 'Memory', value: (n) => usageCell(n, 'memory'), sort: (n) => ratio(n, 'memory'), width: 'minmax(9em, 1fr)' },
-      { title: 'Pods', value: (n) => `${(perNode.get(n.metadata.name) || {}).count || 0}/${(n.status.allocatable || {}).pods || '?'}`, sort: (n) => (perNode.get(n.metadata.name) || {}).count || 0, width: '6em' },
-      { title: 'Version', value: (n) => (n.status.nodeInfo || {}).kubeletVersion || '', width: 'minmax(6em, 0.7fr)' },
+      { title: 'Name', value: (n) => n.metadata.name, width: 'minmax(10em, 1.4fr)' },
+      { title: 'Status', value: nodeStatusCell, sort: (n) => nodeStatus(n), width: 'minmax(8em, 1.1fr)' },
+      { title: 'Roles', value: roles, width: 'minmax(5em, 0.6fr)' },
+      { title: 'Taints', value: (n) => taints(n) || '<none>', width: 'minmax(7em, 1.1fr)' },
+      { title: 'CPU', value: (n) => usageCell(n, 'cpu'), sort: (n) => ratio(n, 'cpu'), width: 'minmax(10.5em, 1fr)' },
+      { title: 'Memory', value: (n) => usageCell(n, 'memory'), sort: (n) => ratio(n, 'memory'), width: 'minmax(11.5em, 1fr)' },
+      { title: 'Pods', value: (n) => `${(perNode.get(n.metadata.name) || {}).count || 0}/${(n.status.allocatable || {}).pods || '?'}`, sort: (n) => (perNode.get(n.metadata.name) || {}).count || 0, width: '5.5em' },
+      { title: 'Version', value: (n) => (n.status.nodeInfo || {}).kubeletVersion || '', width: 'minmax(5em, 0.6fr)' },
       { title: 'Age', value: (n) => age(n.metadata.creationTimestamp), sort: (n) => -Date.parse(n.metadata.creationTimestamp), width: '5.5em' },
     ],
   });
@@ -63,7 +64,7 @@ export function mount(outlet, ctx) {
   root.append(
     h('h1', null, 'Cluster'),
     h('section', { class: 'panel', 'aria-labelledby': 'cl-nodes' },
-      h('h2', { id: 'cl-nodes' }, 'Nodes'),
+      h('h2', { id: 'cl-nodes' }, 'Nodes', h('span', { class: 'muted' }, 'bars: requests of allocatable; a mark: in use, when metrics exist')),
       nodeError, nodesTable.el, detail),
     h('section', { class: 'panel', 'aria-labelledby': 'cl-map' },
       h('h2', { id: 'cl-map' }, 'Pods on nodes ', mapNote),
@@ -141,9 +142,12 @@ export function mount(outlet, ctx) {
     const r = alloc ? used / alloc : 0;
     const fmt = res === 'cpu' ? formatCPU : formatBytes;
     const pct = Math.round(r * 100);
-    return h('span', { class: 'usage', title: `${fmt(used)} requested of ${fmt(alloc)} allocatable (${pct}%)` },
-      h('span', { class: `bar ${r > 0.9 ? 'bad' : r > 0.7 ? 'warn' : ''}`, role: 'img', 'aria-label': `${pct}%` },
-        h('span', { style: { width: `${Math.min(100, pct)}%` } })),
+    const live = (usage.get(n.metadata.name) || {})[res];
+    const liveText = live === undefined ? '' : `; ${fmt(live)} in use (${alloc ? Math.round((live / alloc) * 100) : 0}%)`;
+    return h('span', { class: 'usage', title: `${fmt(used)} requested of ${fmt(alloc)} allocatable (${pct}%)${liveText}` },
+      h('span', { class: `bar ${r > 0.9 ? 'bad' : r > 0.7 ? 'warn' : ''}`, role: 'img', 'aria-label': `${pct}% requested` },
+        h('span', { style: { width: `${Math.min(100, pct)}%` } }),
+        live === undefined ? null : h('i', { class: 'bar-live', style: { left: `${Math.min(100, alloc ? (live / alloc) * 100 : 0)}%` } })),
       h('small', null, `${fmt(used)}/${fmt(alloc)}`));
   }
 
@@ -345,6 +349,26 @@ export function mount(outlet, ctx) {
     if (stopped) return;
     clear(healthEl).append(...parts);
   }
+  // Usage, once the metrics API serves nodes: it has no watch, so it is
+  // asked again at the metrics' own pace.
+  let usageTimer = 0;
+  discovery().then((all) => {
+    const m = all.find((r) => r.group === 'metrics.k8s.io' && r.resource === 'nodes');
+    if (!m || stopped) return;
+    const poll = async () => {
+      try {
+        const list = await get(`/apis/metrics.k8s.io/${m.version}/nodes`);
+        usage = new Map((list.items || []).map((i) => [i.metadata.name, {
+          cpu: parseQuantity((i.usage || {}).cpu), memory: parseQuantity((i.usage || {}).memory),
+        }]));
+        if (!stopped) nodesTable.refresh();
+      } catch { /* no grant or no metrics yet: requests alone */ }
+    };
+    poll();
+    usageTimer = setInterval(poll, 15000);
+  }).catch(() => {});
+  stops.push(() => clearInterval(usageTimer));
+
   health();
   const healthTimer = setInterval(health, 10000);
   const ageTimer = setInterval(() => { nodesTable.refresh(); eventsTable.refresh(); }, 30000);
