@@ -4,7 +4,7 @@
 // vendored xterm.js over the API's exec WebSocket. Everything is live from
 // watches; each tab and action shows only for a user allowed to use it.
 
-import { watchList, canI, resourcePath, get, patch, streamLogs, openExec } from '../lib/api.js';
+import { watchList, canI, resourcePath, get, patch, request, streamLogs, openExec } from '../lib/api.js';
 import { h, clear, age, markUpdated, showError, clearError, toast } from '../lib/dom.js';
 import { podSummary, podIP, statusClass, mount as mountPods } from './pods.js';
 import { conditionsTable, eventsPanel, deleteWithPolicy } from './workload.js';
@@ -592,6 +592,21 @@ export function mount(outlet, ctx) {
     return `Container ${container} is not running (${why}).`;
   }
 
+  // diagnoseExec asks for the exec again as a plain request, which the
+  // server refuses with a Status (forbidden, no node address, kubelet
+  // down, no such container...); a request that got as far as the kubelet
+  // is refused there for want of an upgrade, and runs nothing.
+  async function diagnoseExec(container, command) {
+    try {
+      await request('POST', resourcePath({ version: 'v1', resource: 'pods', namespace, name, subresource: 'exec' }), {
+        query: { container, command, stdin: true, stdout: true, stderr: true, tty: true },
+      });
+      return '';
+    } catch (e) {
+      return e.message;
+    }
+  }
+
   // connect opens the exec stream. An image without /bin/sh answers at once
   // with a Failure; the first attempt then tries plain sh from PATH.
   function connect(container, command, firstTry) {
@@ -624,14 +639,19 @@ export function mount(outlet, ctx) {
         connect(container, ['sh'], false);
         return;
       }
-      let msg = execEndMessage(st);
-      if (!gotData && st && st.status === 'Failure' && /refused/.test(st.message || '')) {
-        msg += ' The server turned the exec request down; is the node\'s kubelet reachable?';
-      }
-      shellStatus.textContent = msg;
-      shellStatus.classList.toggle('bad-text', !!st && st.status !== 'Success');
-      shell.term.write(`\r\n\x1b[2m[${msg}]\x1b[0m\r\n`);
+      const show = (msg) => {
+        shellStatus.textContent = msg;
+        shellStatus.classList.toggle('bad-text', !!st && st.status !== 'Success');
+        shell.term.write(`\r\n\x1b[2m[${msg}]\x1b[0m\r\n`);
+      };
       connectBtn.textContent = 'Reconnect';
+      if (!gotData && st && st.status === 'Failure' && /refused/.test(st.message || '')) {
+        // Browsers hide the answer to a refused WebSocket; the same request
+        // without the upgrade gets the API's Status, which says why.
+        diagnoseExec(container, command).then((why) => show(`The shell could not start: ${why || st.message}`));
+        return;
+      }
+      show(execEndMessage(st));
     });
     connectBtn.textContent = 'Reconnect';
   }
