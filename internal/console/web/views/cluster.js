@@ -42,7 +42,15 @@ export function mount(outlet, ctx) {
   });
   nodesTable.el.style.setProperty('--vt-max-height', '40vh');
   const detail = h('div', { class: 'node-detail' });
-  const mapEl = h('div', { class: 'node-map', role: 'list', 'aria-label': 'Pods on each node' });
+  // A click on a pod's square opens the pod; the squares are too many to
+  // be focusable, so the pods view is the keyboard's way to them.
+  const mapEl = h('div', {
+    class: 'node-map', role: 'list', 'aria-label': 'Pods on each node',
+    onclick: (e) => {
+      const sq = e.target.closest && e.target.closest('[data-pod]');
+      if (sq) ctx.navigate(`#/pods/${sq.getAttribute('data-pod').split('/').map(encodeURIComponent).join('/')}`);
+    },
+  });
   const mapNote = h('span', { class: 'muted' });
   const eventsError = h('p', { class: 'bad-text', hidden: true });
   const eventsTable = table({
