@@ -107,7 +107,6 @@ class ResourceView {
     this.yamlPre = h('pre', { class: 'code yaml', 'data-yaml-view': '', tabindex: 0, 'aria-label': 'YAML' });
     this.editor = h('div', { class: 'editor', hidden: true });
     this.notice = h('p', { class: 'notice', role: 'status', hidden: true });
-    this.error = h('p', { class: 'error', role: 'alert', hidden: true });
     this.eventsBody = h('tbody');
     this.eventsNote = h('p', { class: 'muted' }, 'Loading events…');
     const listLink = routeOf(r);
@@ -121,7 +120,6 @@ class ResourceView {
         this.actions),
       this.owners = h('p', { class: 'owners muted', 'data-owners': '', hidden: true }),
       this.notice,
-      this.error,
       h('div', { class: 'yaml-options' },
         this.managedToggle,
         h('label', { for: 'show-managed' }, ' Show managedFields')),
@@ -232,16 +230,11 @@ class ResourceView {
     this.yamlPre.textContent = this.showManaged ? this.yaml : stripManagedFields(this.yaml);
   }
 
+  // setError shows an action's failure in the page's one [data-error] bar
+  // (and a toast), where every view puts them.
   setError(e) {
-    if (!e) {
-      this.error.hidden = true;
-      this.error.textContent = '';
-      clearError();
-      return;
-    }
-    this.error.textContent = e.message;
-    this.error.hidden = false;
-    showError(e);
+    if (!e) clearError();
+    else showError(e);
   }
 
   // Editing starts from the live YAML without what apply refuses or
@@ -272,7 +265,12 @@ class ResourceView {
     });
     this.diffEl = h('div', { class: 'diff', 'data-diff': '', 'aria-label': 'Changes to apply', 'aria-live': 'polite', hidden: true });
     this.applyBtn = h('button', { type: 'button', class: 'btn primary', 'data-action': 'apply', onclick: () => this.applyEdit(false) }, 'Apply');
-    this.forceBtn = h('button', { type: 'button', class: 'btn danger', 'data-action': 'force-apply', hidden: true, onclick: () => this.applyEdit(true) }, 'Force apply');
+    this.forceBtn = h('button', {
+      type: 'button', class: 'btn danger', 'data-action': 'force-apply', hidden: true,
+      'aria-describedby': 'force-help', onclick: () => this.applyEdit(true),
+    }, 'Force apply');
+    this.forceHelp = h('small', { id: 'force-help', class: 'help', hidden: true },
+      'Another field manager owns a field this edit changes; Force apply takes the field over (the diff shows the forced result).');
     clear(this.editor).append(
       h('label', { for: 'yaml-editor' }, 'Edit the YAML; the changes are shown below before they are applied.'),
       this.textarea,
@@ -280,6 +278,7 @@ class ResourceView {
         h('button', { type: 'button', class: 'btn', 'data-action': 'review', onclick: () => this.review() }, 'Review changes'),
         this.applyBtn, this.forceBtn,
         h('button', { type: 'button', class: 'btn', 'data-action': 'cancel-edit', onclick: () => this.stopEdit() }, 'Cancel')),
+      this.forceHelp,
       h('h3', null, 'Changes'),
       this.diffEl);
     this.editor.hidden = false;
@@ -334,7 +333,7 @@ class ResourceView {
     renderDiff(this.diffEl, ops);
     this.reviewed = { text, conflict, empty: unchanged(ops) };
     this.setError(conflict);
-    this.forceBtn.hidden = !conflict;
+    this.forceBtn.hidden = this.forceHelp.hidden = !conflict;
     this.applyBtn.hidden = !!conflict;
     markUpdated(this.root);
     return this.reviewed;
@@ -343,7 +342,7 @@ class ResourceView {
   showReviewError(e, text) {
     this.reviewed = { text, error: e };
     this.diffEl.hidden = true;
-    this.forceBtn.hidden = true;
+    this.forceBtn.hidden = this.forceHelp.hidden = true;
     this.applyBtn.hidden = false;
     this.setError(e);
   }
@@ -374,7 +373,7 @@ class ResourceView {
     } catch (e) {
       if (e instanceof ApiError && e.status === 409 && isApplyConflict(e)) {
         // Someone took a field between the review and now.
-        this.forceBtn.hidden = false;
+        this.forceBtn.hidden = this.forceHelp.hidden = false;
         this.applyBtn.hidden = true;
         this.forceBtn.focus();
       }
