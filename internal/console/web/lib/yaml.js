@@ -40,6 +40,8 @@ export function diffLines(a, b) {
   return out;
 }
 
+const MAX_EDITS = 2000;
+
 // myers walks the edit graph forwards keeping, for each D, the furthest
 // x reached on every diagonal k; the saved frontiers are then walked back
 // from the end to recover the path. Each saved frontier keeps only the
@@ -53,6 +55,10 @@ function myers(a, b) {
   const trace = [];
   let dEnd = -1;
   for (let d = 0; d <= max && dEnd < 0; d++) {
+    // Documents with nothing in common would cost O(D²) memory; past
+    // MAX_EDITS the change is shown as a replacement of the whole middle,
+    // which is correct, only not minimal.
+    if (d > MAX_EDITS) return [...a.map((text) => ({ op: '-', text })), ...b.map((text) => ({ op: '+', text }))];
     trace.push(v.slice(off - d, off + d + 1));
     for (let k = -d; k <= d; k += 2) {
       // Step down (an insertion) from diagonal k+1, or right (a deletion)

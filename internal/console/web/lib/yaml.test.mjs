@@ -84,6 +84,16 @@ test('a large document with a small edit is fast', () => {
   assert.ok(unchanged(diffLines(a, a)));
 });
 
+test('documents with nothing in common are diffed as a replacement, quickly', () => {
+  const a = Array.from({ length: 4000 }, (_, i) => `a${i}`);
+  const b = Array.from({ length: 4000 }, (_, i) => `b${i}`);
+  b[2000] = 'a10';
+  const t0 = performance.now();
+  const ops = check(a, b);
+  assert.ok(performance.now() - t0 < 2000);
+  assert.equal(ops.filter((o) => o.op === '-').length, 4000);
+});
+
 test('folding keeps context around changes', () => {
   const a = Array.from({ length: 20 }, (_, i) => String(i));
   const b = a.slice();
