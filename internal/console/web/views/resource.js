@@ -246,7 +246,7 @@ class ResourceView {
     this.showNotice('');
     this.reviewed = null;
     this.textarea = h('textarea', {
-      id: 'yaml-editor', 'data-yaml': '', class: 'code', spellcheck: false,
+      id: 'yaml-editor', 'data-yaml': '', class: 'code', spellcheck: false, 'aria-describedby': 'yaml-editor-help',
       rows: Math.min(40, Math.max(12, forEditing(this.yaml).split('\n').length + 2)),
       value: forEditing(this.yaml),
       oninput: () => this.scheduleReview(600),
@@ -273,6 +273,7 @@ class ResourceView {
       'Another field manager owns a field this edit changes; Force apply takes the field over (the diff shows the forced result).');
     clear(this.editor).append(
       h('label', { for: 'yaml-editor' }, 'Edit the YAML; the changes are shown below before they are applied.'),
+      h('small', { class: 'help', id: 'yaml-editor-help' }, 'Tab indents by two spaces; Escape, then Tab, leaves the editor.'),
       this.textarea,
       h('div', { class: 'actions' },
         h('button', { type: 'button', class: 'btn', 'data-action': 'review', onclick: () => this.review() }, 'Review changes'),
