@@ -203,9 +203,19 @@ export function table({ columns, key, onOpen, empty = 'No items.', rowHeight = 3
       applyView();
     },
     // refresh rebuilds the rows in view, for columns that change with time
-    // alone (ages).
-    refresh() {
-      for (const r of rendered.values()) r.stale = true;
+    // alone (ages) or with data the objects do not hold; given keys, only
+    // those rows.
+    refresh(keys) {
+      if (keys) {
+        let any = false;
+        for (const k of keys) {
+          const r = rendered.get(k);
+          if (r) { r.stale = true; any = true; }
+        }
+        if (!any) return;
+      } else {
+        for (const r of rendered.values()) r.stale = true;
+      }
       render();
     },
     get items() { return shown; },

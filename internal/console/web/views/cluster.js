@@ -137,7 +137,14 @@ export function mount(outlet, ctx) {
       e.memory += s.memory;
       e.count++;
     }
+    const changed = [];
+    for (const [node, e] of m) {
+      const o = perNode.get(node);
+      if (!o || o.cpu !== e.cpu || o.memory !== e.memory || o.count !== e.count) changed.push(node);
+    }
+    for (const node of perNode.keys()) if (!m.has(node)) changed.push(node);
     perNode = m;
+    return changed;
   }
   function ratio(n, res) {
     const alloc = parseQuantity((n.status.allocatable || {})[res]);
@@ -216,22 +223,42 @@ export function mount(outlet, ctx) {
       l.push(p);
     }
   }
+  // drawBox brings a node's squares up to date in place: a square whose pod
+  // changed gets its new class and title, so a burst of status changes
+  // touches attributes, not thousands of new elements.
   function drawBox(name, b) {
     const list = podsByNode.get(name) || [];
     const rows = Math.max(1, Math.ceil(list.length / MAP_COLS));
     const step = MAP_SQ + MAP_GAP;
-    const svg = h('svg:svg', { width: MAP_COLS * step, height: rows * step, role: 'img', 'aria-label': `${list.length} pods` });
+    if (!b.svg) {
+      b.svg = h('svg:svg', { role: 'img' });
+      b.rects = [];
+      b.el.appendChild(b.svg);
+    }
+    b.svg.setAttribute('width', String(MAP_COLS * step));
+    b.svg.setAttribute('height', String(rows * step));
+    b.svg.setAttribute('aria-label', `${list.length} pods`);
     list.forEach((p, i) => {
-      const r = h('svg:rect', {
-        x: (i % MAP_COLS) * step, y: Math.floor(i / MAP_COLS) * step,
-        width: MAP_SQ, height: MAP_SQ, rx: 1.5, class: `pod-sq ${podState(p)}`,
-        'data-pod': `${p.metadata.namespace}/${p.metadata.name}`,
-      });
-      r.appendChild(h('svg:title', null, `${p.metadata.namespace}/${p.metadata.name} (${podState(p)})`));
-      svg.appendChild(r);
+      const id = `${p.metadata.namespace}/${p.metadata.name}`;
+      const state = podState(p);
+      let r = b.rects[i];
+      if (!r) {
+        r = h('svg:rect', {
+          x: (i % MAP_COLS) * step, y: Math.floor(i / MAP_COLS) * step, width: MAP_SQ, height: MAP_SQ, rx: 1.5,
+        });
+        r.appendChild(h('svg:title'));
+        b.svg.appendChild(r);
+        b.rects.push(r);
+      }
+      if (r.__id !== id || r.__state !== state) {
+        r.__id = id;
+        r.__state = state;
+        r.setAttribute('class', `pod-sq ${state}`);
+        r.setAttribute('data-pod', id);
+        r.firstChild.textContent = `${id} (${state})`;
+      }
     });
-    if (b.svg) b.svg.replaceWith(svg); else b.el.appendChild(svg);
-    b.svg = svg;
+    while (b.rects.length > list.length) b.rects.pop().remove();
     b.dirty = false;
     b.count.textContent = String(list.length);
   }
@@ -241,7 +268,7 @@ export function mount(outlet, ctx) {
       const count = h('span', { class: 'muted' });
       const el = h('div', { class: 'node-box', role: 'listitem', 'data-node': name },
         h('header', null, h('b', { title: name }, name || 'not scheduled'), count));
-      b = { el, svg: null, dirty: true, visible: !visibility, count };
+      b = { el, svg: null, rects: [], dirty: true, visible: !visibility, count };
       boxes.set(name, b);
       if (visibility) visibility.observe(el);
     }
@@ -315,8 +342,8 @@ export function mount(outlet, ctx) {
     const w = watchList(path, {
       onUpdate: (items, _ev, events) => {
         pods = items;
-        computePerNode();
-        nodesTable.refresh();
+        // Only the nodes whose sums moved are redrawn in the table.
+        nodesTable.refresh(computePerNode());
         renderMap(events);
         markUpdated(root);
       },
