@@ -162,22 +162,26 @@ class ResourceView {
       query: { fieldSelector: `metadata.name=${this.name}` },
       onUpdate: (items) => {
         if (!items.length) { this.gone(); return; }
-        this.deleted = false;
+        if (this.deleted) { this.deleted = false; this.showNotice(''); this.actions.hidden = false; }
         this.renderOwners(items[0]);
         const rv = items[0].metadata && items[0].metadata.resourceVersion;
         if (rv === this.rv) return;
         this.rv = rv;
-        clearTimeout(this.refetchTimer);
-        this.refetchTimer = setTimeout(() => this.fetchYAML(), this.yaml ? 200 : 0);
+        // A throttle, not a debounce: an object that changes all the time
+        // (a Lease, a busy Node) must still be shown.
+        if (this.refetchTimer) return;
+        this.refetchTimer = setTimeout(() => { this.refetchTimer = null; this.fetchYAML(); }, this.yaml ? 200 : 0);
       },
       onError: (e) => this.showNotice(e.message),
     });
   }
 
   async fetchYAML() {
+    // Answers can overtake each other; only the latest request's counts.
+    const seq = (this.fetchSeq = (this.fetchSeq || 0) + 1);
     try {
       const text = await getYAML(this.path);
-      if (this.stopped) return;
+      if (this.stopped || seq !== this.fetchSeq) return;
       const changedUnderEdit = this.editing && this.yaml && comparable(text) !== comparable(this.yaml);
       this.yaml = text;
       this.renderYAML();
@@ -217,6 +221,8 @@ class ResourceView {
   gone() {
     if (this.deleted) return;
     this.deleted = true;
+    // Nothing is left to edit or delete.
+    this.actions.hidden = true;
     this.showNotice(`${this.r.kind || this.r.resource} "${this.name}" does not exist (any more).`);
     markUpdated(this.root);
   }
