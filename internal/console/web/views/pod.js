@@ -7,7 +7,7 @@
 import { watchList, canI, resourcePath, get, patch, request, streamLogs, openExec } from '../lib/api.js';
 import { h, clear, age, markUpdated, showError, clearError, toast } from '../lib/dom.js';
 import { podSummary, podIP, statusClass, mount as mountPods } from './pods.js';
-import { conditionsTable, eventsPanel, deleteWithPolicy } from './workload.js';
+import { conditionsTable, eventsPanel, deleteWithPolicy, field, labelsText, OWNER_ROUTES } from './workload.js';
 import { ensureStyles } from './workloads.js';
 
 const EXPLAIN_REQUEST = 'scheduler.orca.io/explain';
@@ -16,21 +16,6 @@ const DEFAULT_CONTAINER = 'kubectl.kubernetes.io/default-container';
 const TAIL_LINES = 500;
 // The page keeps this many log lines; older ones scroll away for good.
 const MAX_LINES = 10000;
-
-const OWNER_ROUTES = {
-  Deployment: 'deployments', StatefulSet: 'statefulsets', DaemonSet: 'daemonsets',
-  Job: 'jobs', CronJob: 'cronjobs', ReplicaSet: 'replicasets',
-};
-
-function field(label, value) {
-  if (value === undefined || value === null || value === '') return null;
-  return [h('dt', null, label), h('dd', null, value)];
-}
-
-function labelsText(m) {
-  const keys = Object.keys(m || {}).sort();
-  return keys.length ? keys.map((k) => `${k}=${m[k]}`).join(', ') : '<none>';
-}
 
 // stateText words a container state as kubectl describe does.
 function stateText(state) {

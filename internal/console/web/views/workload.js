@@ -27,7 +27,7 @@ const ANNOTATIONS_TO_SKIP = new Set([
   'deprecated.deployment.rollback.to',
 ]);
 
-const OWNER_ROUTES = {
+export const OWNER_ROUTES = {
   Deployment: 'deployments', StatefulSet: 'statefulsets', DaemonSet: 'daemonsets',
   Job: 'jobs', CronJob: 'cronjobs', ReplicaSet: 'replicasets',
 };
@@ -69,12 +69,12 @@ function imagesOf(template) {
   return (spec.containers || []).map((c) => c.image).join(', ');
 }
 
-function field(label, value) {
+export function field(label, value) {
   if (value === undefined || value === null || value === '') return null;
   return [h('dt', null, label), h('dd', null, value)];
 }
 
-function labelsText(m) {
+export function labelsText(m) {
   const keys = Object.keys(m || {}).sort();
   return keys.length ? keys.map((k) => `${k}=${m[k]}`).join(', ') : '<none>';
 }
