@@ -99,7 +99,7 @@ table.simple tr.warning td:first-child { color: var(--warn); font-weight: 600; }
 .schema-body { max-height: 40vh; overflow: auto; border: 1px solid var(--border); border-radius: 6px; padding: 8px 10px; background: var(--panel); margin-top: 6px; }
 .schema h4 { margin: 10px 0 4px; font-size: 12.5px; }
 .resources-view .error { color: var(--bad); }
-:focus-visible { outline: 2px solid var(--focus); outline-offset: 1px; }
+.resources-view :focus-visible, .resource-view :focus-visible { outline: 2px solid var(--focus); outline-offset: 1px; }
 @media (max-width: 900px) { .resources-view { grid-template-columns: 1fr; } .kinds-panel { position: static; max-height: 240px; } }
 `;
 
@@ -296,9 +296,11 @@ class ResourcesView {
     }
     for (const { d, i } of shown) {
       const col = { title: d.name, value: (row) => cellText(row.cells[i]) };
-      if (d.name === 'Age' || (d.type === 'date' && d.name !== 'Name')) {
+      if (d.name === 'Age') {
         // The server's age is as old as the list; count it from the
-        // object's creation so it keeps time.
+        // object's creation so it keeps time. (Other date columns, a
+        // custom resource's, are printed as the server wrote them: the
+        // row carries only the creation time.)
         col.value = (row) => (row.created ? age(row.created) : cellText(row.cells[i]));
         col.sort = (row) => -(Date.parse(row.created) || 0);
         col.width = '6em';
