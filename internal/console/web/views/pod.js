@@ -171,7 +171,7 @@ export function mount(outlet, ctx) {
   const title = h('h1', { id: 'pod-title' }, h('span', { class: 'muted' }, 'Pod '), name);
   const crumbs = h('nav', { class: 'crumbs', 'aria-label': 'Breadcrumb' }, h('a', { href: '#/pods' }, 'Pods'), ' / ', namespace);
   const statusBadge = h('span', { class: 'pod-status', 'data-pod-status': '' });
-  const actions = h('div', { class: 'actions', role: 'toolbar', 'aria-label': 'Actions' });
+  const actions = h('div', { class: 'actions', role: 'group', 'aria-label': 'Actions' });
   const missing = h('p', { class: 'bad-text', role: 'alert', hidden: true });
   const tablist = h('div', { role: 'tablist', class: 'tabs', 'aria-label': 'Pod', onkeydown: tabKey });
   const panels = {};

@@ -331,7 +331,7 @@ export function mount(outlet, ctx) {
   const title = h('h1', { id: 'workload-title' }, h('span', { class: 'muted' }, `${spec.kind} `), name);
   const crumbs = h('nav', { class: 'crumbs', 'aria-label': 'Breadcrumb' },
     h('a', { href: '#/workloads' }, 'Workloads'), ' / ', spec.title, ' / ', namespace);
-  const actions = h('div', { class: 'actions', role: 'toolbar', 'aria-label': 'Actions' });
+  const actions = h('div', { class: 'actions', role: 'group', 'aria-label': 'Actions' });
   const rollout = h('p', { class: 'rollout', 'data-rollout': '', role: 'status' });
   const summary = h('dl', { class: 'kv', 'data-summary': '' });
   const conditions = h('div', { 'data-conditions-panel': '' });
