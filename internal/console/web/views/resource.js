@@ -245,8 +245,11 @@ class ResourceView {
 
   // Editing starts from the live YAML without what apply refuses or
   // ignores (managedFields, status, resourceVersion).
-  startEdit() {
+  async startEdit() {
     if (this.editing) return;
+    // Pressed before the first YAML arrived: fetch it rather than edit nothing.
+    if (!this.yaml) await this.fetchYAML();
+    if (!this.yaml || this.editing || this.stopped) return;
     this.editing = true;
     this.setError(null);
     this.showNotice('');
