@@ -340,7 +340,10 @@ export function mount(outlet, ctx) {
   const events = h('div', { 'data-events': '' });
   const missing = h('p', { class: 'bad-text', role: 'alert', hidden: true });
   const panel = (heading, el) => h('section', { class: 'panel' }, h('h2', null, heading), el);
-  const sections = [h('div', { class: 'grid-2' }, panel('Status', summary), panel('Conditions', conditions))];
+  // A CronJob's status has no conditions: its status takes the width.
+  const sections = [kindKey === 'cronjobs'
+    ? panel('Status', summary)
+    : h('div', { class: 'grid-2' }, panel('Status', summary), panel('Conditions', conditions))];
   if (['deployments', 'statefulsets', 'daemonsets'].includes(kindKey)) sections.push(panel('Revision history', history));
   sections.push(panel(kindKey === 'cronjobs' ? 'Jobs' : 'Pods', children), panel('Events', events));
   const body = h('div', { class: 'workload-body' }, rollout, sections);

@@ -271,7 +271,7 @@ export const KINDS = {
         width: '8em',
       },
       { title: 'COMPLETIONS', value: jobCompletions, width: '9.5em' },
-      { title: 'DURATION', value: jobDuration, width: '6em' },
+      { title: 'DURATION', value: jobDuration, width: '7.5em' },
       ageCol,
     ],
   },
