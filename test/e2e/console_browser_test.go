@@ -17,7 +17,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 )
 
 // chromiumPath is Debian's Chromium, which hack/install-deps.sh installs;
@@ -77,6 +80,31 @@ func startBrowser(t *testing.T) *consoleBrowser {
 		t.Fatal(err)
 	}
 	return &consoleBrowser{ctx: ctx, base: inst.URL + "/ui/", shots: shots}
+}
+
+// consoleNamespace is namespace(t) for a console test: when the test ends
+// it also waits for the node to have taken down the pods' network
+// interfaces. Chromium drops every request in flight with
+// net::ERR_NETWORK_CHANGED when an interface of the machine comes or goes
+// (a pod's veth on the test bridge), and the next test's page must not
+// load while that happens.
+func consoleNamespace(t *testing.T) string {
+	t.Helper()
+	before := bridgePorts()
+	// Registered before namespace's own clean-up, so it runs after it.
+	t.Cleanup(func() {
+		deadline := time.Now().Add(time.Minute)
+		for bridgePorts() > before && time.Now().Before(deadline) {
+			time.Sleep(200 * time.Millisecond)
+		}
+	})
+	return namespace(t)
+}
+
+// bridgePorts counts the test bridge's ports: one veth per pod sandbox.
+func bridgePorts() int {
+	entries, _ := os.ReadDir("/sys/class/net/orcae2e0/brif")
+	return len(entries)
 }
 
 // consolePage is one tab: its own sessionStorage, so its own sign-in.
@@ -271,6 +299,52 @@ func (p *consolePage) fillDialog(dialog, field, value string) {
 		p.eval(`[...document.querySelector(`+js(sel)+`).options].map(o => o.value + '=' + o.textContent.trim()).join(', ')`, &opts)
 		p.t.Fatalf("the %s dialog's %s has no option %q (options: %s)", dialog, field, value, opts)
 	}
+}
+
+// clickFor clicks sel until done (a JavaScript expression) holds: a view
+// still drawing can move a button between the moment its place is read
+// and the click, and a click that lands elsewhere is tried again, as a
+// user clicks again.
+func (p *consolePage) clickFor(what, sel, done string) {
+	p.t.Helper()
+	for try := 1; ; try++ {
+		p.click(what, sel)
+		if _, err := p.tryWait(done, 3*time.Second); err == nil {
+			return
+		} else if try == 3 {
+			p.t.Fatalf("click %s: nothing happened after %d clicks: %v%s", what, try, err, p.state())
+		}
+	}
+}
+
+// typeKeys types text into the focused element as a keyboard does: a
+// keydown carrying the character's text, then a keyup, so the browser
+// makes the keypress and input events itself. (chromedp's KeyEvent sends
+// a separate char event, which xterm.js reads as a second keystroke.)
+func typeKeys(text string) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		for _, r := range text {
+			k, ok := kb.Keys[r]
+			if !ok {
+				return fmt.Errorf("no key types %q", r)
+			}
+			down := input.DispatchKeyEventParams{
+				Type: input.DispatchKeyEventTypeKeyDown, Key: k.Key, Code: k.Code, Text: k.Text, UnmodifiedText: k.Unmodified,
+				WindowsVirtualKeyCode: k.Windows, NativeVirtualKeyCode: k.Native,
+			}
+			if k.Shift {
+				down.Modifiers = int64(chromedp.ModifierShift)
+			}
+			up := down
+			up.Type, up.Text, up.UnmodifiedText = input.DispatchKeyEventTypeKeyUp, "", ""
+			for _, ev := range []input.DispatchKeyEventParams{down, up} {
+				if _, err := cdp.Call(ctx, t, input.DispatchKeyEvent, ev); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
 }
 
 // confirm clicks the open dialog's confirm button.

@@ -127,7 +127,7 @@ func envValue(d *appsv1.Deployment, name string) string {
 // "Unauthorized"; a good one pasted into the form signs in, sign-out forgets
 // it, and the link `/ui/#token=...` signs in and leaves the address bar.
 func consoleSignIn(t *testing.T, b *consoleBrowser) {
-	ns := namespace(t)
+	ns := consoleNamespace(t)
 	tok := consoleUser(t, ns, "admin", "cluster-admin")
 
 	p := b.newPage(t)
@@ -178,7 +178,7 @@ func consoleSignIn(t *testing.T, b *consoleBrowser) {
 // view shows READY 3/3 without a reload; the page's own scale dialog
 // changes spec.replicas in the API.
 func consoleScaleLive(t *testing.T, b *consoleBrowser) {
-	ns := namespace(t)
+	ns := consoleNamespace(t)
 	tok := consoleUser(t, ns, "admin", "cluster-admin")
 	createDeployment(t, sleeper(ns, "web", 1, "one"))
 
@@ -201,9 +201,8 @@ func consoleScaleLive(t *testing.T, b *consoleBrowser) {
 	}
 
 	// Scale from the page: the row opens the Deployment's own view.
-	p.click("the Deployment's row", rowSel("workloads", ns+"/web")+` [data-col=name] a`)
-	p.wait("the workload view", `!!document.querySelector('[data-view=workload]')`, 20*time.Second)
-	p.click("scale", `button[data-action=scale]`)
+	p.clickFor("the Deployment's row", rowSel("workloads", ns+"/web")+` [data-col=name] a`, `!!document.querySelector('[data-view=workload]')`)
+	p.clickFor("scale", `button[data-action=scale]`, `!!document.querySelector('dialog[data-dialog=scale][open]')`)
 	p.fillDialog("scale", "replicas", "2")
 	p.confirm("scale")
 	eventually(t, 20*time.Second, func() error {
@@ -221,7 +220,7 @@ func consoleScaleLive(t *testing.T, b *consoleBrowser) {
 // consoleRollback: a Deployment's env changes to make revision 2; rolling
 // back to revision 1 in the page brings revision 1's template back.
 func consoleRollback(t *testing.T, b *consoleBrowser) {
-	ns := namespace(t)
+	ns := consoleNamespace(t)
 	tok := consoleUser(t, ns, "admin", "cluster-admin")
 	createDeployment(t, sleeper(ns, "app", 1, "one"))
 	waitRolledOut(t, ns, "app")
@@ -236,7 +235,7 @@ func consoleRollback(t *testing.T, b *consoleBrowser) {
 	p.show("#/workloads/deployments/"+ns+"/app", "workload")
 	p.settle("workload")
 	p.screenshot("workload")
-	p.click("roll back", `button[data-action=rollback]`)
+	p.clickFor("roll back", `button[data-action=rollback]`, `!!document.querySelector('dialog[data-dialog=rollback][open]')`)
 	p.fillDialog("rollback", "revision", "1")
 	p.confirm("rollback")
 	eventually(t, 20*time.Second, func() error {
@@ -267,7 +266,7 @@ var logLine = regexp.MustCompile(`(?m)^line (\d+)$`)
 // consoleLogs: a pod prints a numbered line every 200 ms and the pod view's
 // log, following, shows new lines arrive.
 func consoleLogs(t *testing.T, b *consoleBrowser) {
-	ns := namespace(t)
+	ns := consoleNamespace(t)
 	tok := consoleUser(t, ns, "admin", "cluster-admin")
 	createPod(t, simplePod(ns, "counter", `i=0; while true; do i=$((i+1)); echo "line $i"; sleep 0.2; done`))
 	waitPod(t, ns, "counter", time.Minute, "running", running)
@@ -275,7 +274,7 @@ func consoleLogs(t *testing.T, b *consoleBrowser) {
 	p := b.newPage(t)
 	p.signIn(tok)
 	p.show("#/pods/"+ns+"/counter", "pod")
-	p.click("logs", `button[data-action=logs]`)
+	p.clickFor("logs", `button[data-action=logs]`, `(() => { const l = document.querySelector('pre[data-logs]'); return !!l && l.offsetParent !== null; })()`)
 	last := func() int {
 		var text string
 		p.eval(`(document.querySelector('pre[data-logs]') || {}).textContent || ''`, &text)
@@ -302,7 +301,7 @@ func consoleLogs(t *testing.T, b *consoleBrowser) {
 // consoleShell: `echo hello` typed into the pod view's terminal answers
 // hello on a line of its own.
 func consoleShell(t *testing.T, b *consoleBrowser) {
-	ns := namespace(t)
+	ns := consoleNamespace(t)
 	tok := consoleUser(t, ns, "admin", "cluster-admin")
 	createPod(t, simplePod(ns, "box", "exec sleep 3600"))
 	waitPod(t, ns, "box", time.Minute, "running", running)
@@ -310,7 +309,7 @@ func consoleShell(t *testing.T, b *consoleBrowser) {
 	p := b.newPage(t)
 	p.signIn(tok)
 	p.show("#/pods/"+ns+"/box", "pod")
-	p.click("shell", `button[data-action=shell]`)
+	p.clickFor("shell", `button[data-action=shell]`, `(() => { const t = document.querySelector('[data-terminal]'); return !!t && t.offsetParent !== null; })()`)
 	// The shell's prompt says the exec stream is open; keys typed before
 	// would be lost.
 	p.wait("the shell's prompt in the terminal", `(() => {
@@ -318,7 +317,7 @@ func consoleShell(t *testing.T, b *consoleBrowser) {
 		return rows.some(r => /[#$]$/.test(r));
 	})()`, 30*time.Second)
 	p.do("type echo hello", 20*time.Second,
-		chromedp.Focus(chromedp.CSS(`[data-terminal] textarea`)), chromedp.KeyEvent("echo hello\r"))
+		chromedp.Focus(chromedp.CSS(`[data-terminal] textarea`)), typeKeys("echo hello\r"))
 	p.wait("hello on its own line in the terminal", `[...document.querySelectorAll('[data-terminal] .xterm-rows > div')].some(r => r.textContent.trim() === 'hello')`, 20*time.Second)
 	p.screenshot("pod-shell")
 }
@@ -327,7 +326,7 @@ func consoleShell(t *testing.T, b *consoleBrowser) {
 // shows as a diff (the old line deleted, the new inserted) before it is
 // applied, and the API has the new value after.
 func consoleEditConfigMap(t *testing.T, b *consoleBrowser) {
-	ns := namespace(t)
+	ns := consoleNamespace(t)
 	tok := consoleUser(t, ns, "admin", "cluster-admin")
 	ctx := context.Background()
 	if _, err := client.CoreV1().ConfigMaps(ns).Create(ctx, &v1.ConfigMap{
@@ -340,7 +339,7 @@ func consoleEditConfigMap(t *testing.T, b *consoleBrowser) {
 	p := b.newPage(t)
 	p.signIn(tok)
 	p.show("#/resources/core/v1/configmaps/"+ns+"/settings", "resource")
-	p.click("edit", `button[data-action=edit]`)
+	p.clickFor("edit", `button[data-action=edit]`, `!!document.querySelector('textarea[data-yaml]')`)
 	p.wait("the ConfigMap's YAML in the editor", `/^\s*colour: blue$/m.test((document.querySelector('textarea[data-yaml]') || {}).value || '')`, 20*time.Second)
 	p.eval(`(() => {
 		const ta = document.querySelector('textarea[data-yaml]');
@@ -352,15 +351,13 @@ func consoleEditConfigMap(t *testing.T, b *consoleBrowser) {
 	// apply; either way it is on screen before anything is written.
 	diff := `(() => {
 		const d = document.querySelector('[data-diff]');
-		if (!d) return false;
+		if (!d || d.offsetParent === null) return false;
 		const lines = (sel) => [...d.querySelectorAll(sel)].map(e => e.textContent);
 		const del = lines('.del, del'), ins = lines('.ins, ins');
-		return del.some(l => /colour: blue/.test(l)) && ins.some(l => /colour: green/.test(l)) && {del, ins};
+		return del.some(l => /colour: blue/.test(l)) && ins.some(l => /colour: green/.test(l));
 	})()`
-	pressed := false
-	if _, err := p.tryWait(diff, 2*time.Second); err != nil {
+	if _, err := p.tryWait(diff, 3*time.Second); err != nil {
 		p.click("apply (to see the diff)", `button[data-action=apply]`)
-		pressed = true
 	}
 	p.wait("the diff deleting colour: blue and inserting colour: green", diff, 20*time.Second)
 	cm, err := client.CoreV1().ConfigMaps(ns).Get(ctx, "settings", metav1.GetOptions{})
@@ -368,20 +365,28 @@ func consoleEditConfigMap(t *testing.T, b *consoleBrowser) {
 		t.Fatal(err)
 	}
 	if cm.Data["colour"] != "blue" {
-		t.Fatalf("the ConfigMap changed before the diff was confirmed: colour=%q", cm.Data["colour"])
+		t.Fatalf("the ConfigMap changed before the diff was applied: colour=%q", cm.Data["colour"])
 	}
 	p.screenshot("resource-edit-diff")
 
-	// Confirm: the diff's own dialog if it has one, else apply.
-	if _, err := p.tryWait(`!!document.querySelector('dialog[open] button[data-confirm]')`, time.Second); err == nil {
-		p.click("confirm the diff", `dialog[open] button[data-confirm]`)
-	} else if !pressed {
+	// The ConfigMap's fields belong to the client that created it, so
+	// server-side apply reports a conflict, as `kubectl apply
+	// --server-side` does, and the page offers a forced apply in place of
+	// apply, with the API's message.
+	var which string
+	p.eval(`(() => {
+		const vis = (a) => { const b = document.querySelector('button[data-action=' + a + ']'); return !!b && !b.hidden && b.offsetParent !== null; };
+		return vis('force-apply') ? 'force-apply' : vis('apply') ? 'apply' : '';
+	})()`, &which)
+	switch which {
+	case "force-apply":
+		wantConflict := `Apply failed with 1 conflict: conflict with "e2e.test" using v1: .data.colour`
+		p.wait("the conflict's message", `[...document.querySelectorAll('[data-error]')].some(e => e.textContent.includes(`+js(wantConflict)+`))`, 10*time.Second)
+		p.click("force apply", `button[data-action=force-apply]`)
+	case "apply":
 		p.click("apply", `button[data-action=apply]`)
-		if _, err := p.tryWait(`!!document.querySelector('dialog[open] button[data-confirm]')`, 2*time.Second); err == nil {
-			p.click("confirm the diff", `dialog[open] button[data-confirm]`)
-		}
-	} else {
-		p.click("apply", `button[data-action=apply]`)
+	default:
+		t.Fatalf("neither apply nor force-apply is offered with the diff%s", p.state())
 	}
 	eventually(t, 20*time.Second, func() error {
 		cm, err := client.CoreV1().ConfigMaps(ns).Get(ctx, "settings", metav1.GetOptions{})
@@ -399,7 +404,7 @@ func consoleEditConfigMap(t *testing.T, b *consoleBrowser) {
 // objects but no button to change them, and a write through the API with
 // the same token is refused with upstream's forbidden message.
 func consoleViewOnly(t *testing.T, b *consoleBrowser) {
-	ns := namespace(t)
+	ns := consoleNamespace(t)
 	tok := consoleUser(t, ns, "viewer", "view")
 	ctx := context.Background()
 	createDeployment(t, sleeper(ns, "web", 1, "one"))
@@ -482,7 +487,7 @@ func consoleViewOnly(t *testing.T, b *consoleBrowser) {
 // Deployment, its pods and a Service, for review; the views of one object
 // were photographed by the tests above.
 func consoleScreenshots(t *testing.T, b *consoleBrowser) {
-	ns := namespace(t)
+	ns := consoleNamespace(t)
 	tok := consoleUser(t, ns, "admin", "cluster-admin")
 	createDeployment(t, sleeper(ns, "web", 2, "one"))
 	if _, err := client.CoreV1().Services(ns).Create(context.Background(), &v1.Service{
