@@ -336,6 +336,7 @@ export function mount(outlet, ctx) {
   const logContainer = h('select', { name: 'container', id: 'log-container', onchange: () => restartLogs(false) });
   const follow = h('input', { type: 'checkbox', name: 'follow', id: 'log-follow', checked: true, onchange: () => restartLogs(false) });
   const previous = h('input', { type: 'checkbox', name: 'previous', id: 'log-previous', onchange: () => restartLogs(false) });
+  const timestamps = h('input', { type: 'checkbox', name: 'timestamps', id: 'log-timestamps', onchange: () => restartLogs(false) });
   const logSearch = h('input', { type: 'search', name: 'logsearch', id: 'log-search', placeholder: 'Search the log', 'data-log-search': '', oninput: () => renderLogs(true) });
   const onlyMatching = h('input', { type: 'checkbox', name: 'filter', id: 'log-filter', onchange: () => renderLogs(true) });
   const logCount = h('span', { class: 'muted', 'aria-live': 'polite', 'data-log-matches': '' });
@@ -345,6 +346,7 @@ export function mount(outlet, ctx) {
     h('label', { for: 'log-container' }, 'Container '), logContainer,
     h('span', { class: 'field-check' }, follow, h('label', { for: 'log-follow' }, ' Follow')),
     h('span', { class: 'field-check' }, previous, h('label', { for: 'log-previous' }, ' Previous container')),
+    h('span', { class: 'field-check' }, timestamps, h('label', { for: 'log-timestamps' }, ' Timestamps')),
     h('label', { for: 'log-search', class: 'visually-hidden' }, 'Search the log'), logSearch,
     h('span', { class: 'field-check' }, onlyMatching, h('label', { for: 'log-filter' }, ' Only matching lines')),
     logCount,
@@ -478,7 +480,7 @@ export function mount(outlet, ctx) {
     logStatus.textContent = following ? `Following ${container}…` : `Loading ${container}…`;
     logStatus.classList.remove('bad-text');
     const stream = streamLogs(namespace, name, {
-      container, follow: following, previous: previous.checked, tailLines: TAIL_LINES,
+      container, follow: following, previous: previous.checked, tailLines: TAIL_LINES, timestamps: timestamps.checked,
     }, onLogText);
     logs.stream = stream;
     stream.done.then(() => {
