@@ -8,7 +8,7 @@
 import { h, clear, age, markUpdated, showError, clearError, toast, formDialog } from '../lib/dom.js';
 import { discovery, canI, request, getYAML, apply, del, resourcePath, watchList, ApiError } from '../lib/api.js';
 import { diffLines, renderDiff, stripManagedFields, forEditing, unchanged } from '../lib/yaml.js';
-import { findResource, routeOf, groupLabel, ensureStyles } from './resources.js';
+import { findResource, routeOf, groupLabel, ensureStyles, lookupKind } from './resources.js';
 
 export async function mount(outlet, ctx) {
   const p = ctx.params || [];
@@ -84,11 +84,13 @@ class ResourceView {
       return;
     }
     if (this.stopped) return;
-    const found = findResource(all, group, version, resource);
+    const g = group === 'core' ? '' : group;
+    const found = findResource(all, group, version, resource) || (await lookupKind(g, version, '', resource));
+    if (this.stopped) return;
     // A route may name a version discovery does not prefer; the object is
     // still reachable there.
     this.r = found ? { ...found, version } : {
-      group: group === 'core' ? '' : group, version, resource, kind: resource, namespaced: !!this.namespace, verbs: [],
+      group: g, version, resource, kind: '', namespaced: !!this.namespace, verbs: [],
     };
     this.path = resourcePath({ group: this.r.group, version, resource, namespace: this.namespace, name: this.name });
     this.renderFrame();

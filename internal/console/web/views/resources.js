@@ -155,7 +155,11 @@ class ResourcesView {
     }
     if (this.stopped) return;
     const p = this.ctx.params || [];
-    if (p.length === 3) this.selected = findResource(this.all, p[0], p[1], p[2]);
+    if (p.length === 3) {
+      this.selected = findResource(this.all, p[0], p[1], p[2])
+        || (await lookupKind(p[0] === 'core' ? '' : p[0], p[1], '', p[2]));
+      if (this.stopped) return;
+    }
     this.renderKinds();
     this.renderMain();
   }
@@ -396,7 +400,8 @@ class ResourcesView {
       }
       const { group, version } = splitAPIVersion(id.apiVersion);
       const r = all.find((x) => x.group === group && x.version === version && x.kind === id.kind)
-        || all.find((x) => x.group === group && x.kind === id.kind);
+        || all.find((x) => x.group === group && x.kind === id.kind)
+        || (await lookupKind(group, version, id.kind));
       if (!r) {
         throw new Error(`${where}no matches for kind "${id.kind}" in version "${id.apiVersion}"`);
       }
@@ -504,6 +509,19 @@ function schemaDetails(r) {
     }
   });
   return details;
+}
+
+// lookupKind asks the group-version itself for a kind (or a resource
+// name) discovery did not know when the page loaded (discovery is cached for the page's life), so
+// a custom resource can be created right after its definition.
+export async function lookupKind(group, version, kind, resource) {
+  try {
+    const list = await request('GET', group ? `/apis/${group}/${version}` : `/api/${version}`);
+    const x = (list.resources || []).find((res) => (kind ? res.kind === kind : true) && (resource ? res.name === resource : true) && !res.name.includes('/'));
+    return x ? { group, version, resource: x.name, kind: x.kind, namespaced: !!x.namespaced, verbs: x.verbs || [] } : null;
+  } catch {
+    return null;
+  }
 }
 
 // cellText prints a Table cell as kubectl does: strings as the server
