@@ -226,6 +226,7 @@ export function mount(outlet, ctx) {
       onError: (e) => {
         status.textContent = e.message;
         status.hidden = false;
+        loading.hidden = true;
       },
     });
   }

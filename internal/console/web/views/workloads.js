@@ -344,6 +344,7 @@ export function mount(outlet, ctx) {
   let search = parseSearch(ctx.search);
   const items = Object.fromEntries(order.map((k) => [k, []]));
   const loaded = Object.fromEntries(order.map((k) => [k, false]));
+  const failed = Object.fromEntries(order.map((k) => [k, '']));
   const watches = [];
   let tbl = null;
 
@@ -361,7 +362,7 @@ export function mount(outlet, ctx) {
     }, KINDS[k].title, ' ', counts[k]);
     tablist.appendChild(tabs[k]);
   }
-  const status = h('p', { class: 'view-status', 'data-watch-error': '', role: 'status', hidden: true });
+  const status = h('p', { class: 'view-status bad-text', 'data-watch-error': '', role: 'status', hidden: true });
   const panel = h('div', { role: 'tabpanel', id: 'wl-panel', class: 'tab-panel' });
   root.append(title, tablist, status, panel);
   clear(outlet).appendChild(root);
@@ -400,6 +401,8 @@ export function mount(outlet, ctx) {
     tbl.setFilter(nameFilter());
     tbl.setItems(items[k]);
     clear(panel).appendChild(tbl.el);
+    status.textContent = failed[k] ? `${spec.title}: ${failed[k]}` : '';
+    status.hidden = !failed[k];
     if (focus) tabs[k].focus();
     markUpdated(root);
   }
@@ -411,10 +414,11 @@ export function mount(outlet, ctx) {
         query,
         onUpdate: (list) => {
           items[k] = list;
+          failed[k] = '';
           const firstLoad = !loaded[k];
           loaded[k] = true;
           counts[k].textContent = String(list.length);
-          status.hidden = true;
+          if (k === current) status.hidden = true;
           if (k === current) {
             // The empty text says "Loading…" until the first list arrives.
             if (firstLoad) select(k, false);
@@ -423,9 +427,15 @@ export function mount(outlet, ctx) {
           }
         },
         onError: (e) => {
-          status.textContent = `${KINDS[k].title}: ${e.message}`;
-          status.hidden = false;
+          // A kind the user may not list is said so in its tab, not left
+          // "Loading…"; the watch keeps retrying, so a new grant shows up.
+          failed[k] = e.message;
           if (e.status === 403) counts[k].textContent = '–';
+          if (k === current) {
+            status.textContent = `${KINDS[k].title}: ${e.message}`;
+            status.hidden = false;
+            if (!loaded[k]) { loaded[k] = true; select(k, false); }
+          }
         },
       }));
     }
