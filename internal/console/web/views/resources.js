@@ -138,8 +138,15 @@ class ResourcesView {
   async render() {
     this.kindsNav = h('nav', { class: 'kinds', 'aria-label': 'Resource kinds' }, h('p', { class: 'muted' }, 'Loading kinds…'));
     this.kindsInput = h('input', {
-      type: 'search', id: 'kinds-filter', 'data-filter-kinds': '', placeholder: 'Filter kinds',
+      type: 'search', id: 'kinds-filter', 'data-filter-kinds': '', placeholder: 'Filter kinds (Enter opens)',
       autocomplete: 'off', value: '', oninput: () => { this.kindFilter = this.kindsInput.value; this.renderKinds(); },
+      // Enter opens the first kind left, so "dep⏎" is a keyboard shortcut
+      // to Deployments.
+      onkeydown: (e) => {
+        if (e.key !== 'Enter') return;
+        const first = this.kindsNav.querySelector('a[data-kind]');
+        if (first) { e.preventDefault(); this.ctx.navigate(first.getAttribute('href')); }
+      },
     });
     this.main = h('div', { class: 'kind-objects' });
     this.root.append(
