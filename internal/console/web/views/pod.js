@@ -177,7 +177,8 @@ export function mount(outlet, ctx) {
   const panels = {};
   const tabs = {};
   const tabOrder = [];
-  root.append(crumbs, h('div', { class: 'view-head' }, title, statusBadge, actions), missing, tablist);
+  const yamlLink = h('a', { href: `#/resources/core/v1/pods/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}`, 'data-yaml-link': '' }, 'YAML');
+  root.append(crumbs, h('div', { class: 'view-head' }, title, statusBadge, yamlLink, actions), missing, tablist);
 
   function addTab(key, label, action) {
     tabOrder.push(key);

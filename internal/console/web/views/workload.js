@@ -347,7 +347,9 @@ export function mount(outlet, ctx) {
   if (['deployments', 'statefulsets', 'daemonsets'].includes(kindKey)) sections.push(panel('Revision history', history));
   sections.push(panel(kindKey === 'cronjobs' ? 'Jobs' : 'Pods', children), panel('Events', events));
   const body = h('div', { class: 'workload-body' }, rollout, sections);
-  root.append(crumbs, h('div', { class: 'view-head' }, title, actions), missing, body);
+  // The object's YAML, to read or edit, is the generic resource view's.
+  const yamlLink = h('a', { href: `#/resources/${spec.group}/${spec.version}/${kindKey}/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}`, 'data-yaml-link': '' }, 'YAML');
+  root.append(crumbs, h('div', { class: 'view-head' }, title, yamlLink, actions), missing, body);
 
   const buttons = {};
   // act runs an action with its failure in [data-error] and its success as
