@@ -245,6 +245,12 @@ class ResourcesView {
       return;
     }
     this.main.appendChild(schemaDetails(r));
+    // kubectl get -o wide: the columns of priority above 0 as well.
+    const wide = h('input', {
+      type: 'checkbox', id: 'wide-columns', 'data-toggle': 'wide', checked: !!this.wide,
+      onchange: () => { this.wide = wide.checked; if (this.columnDefs) this.setColumns(this.columnDefs, r, ns); },
+    });
+    this.main.appendChild(h('div', { class: 'yaml-options' }, wide, h('label', { for: 'wide-columns' }, ' Wide columns (kubectl get -o wide)')));
     this.status = h('p', { class: 'muted', 'data-status': '', 'aria-live': 'polite' }, 'Loading…');
     this.tableHost = h('div', { class: 'table-host' });
     this.main.append(this.status, this.tableHost);
@@ -283,6 +289,7 @@ class ResourcesView {
       onRows: (rows) => {
         if (!this.table) return;
         this.status.removeAttribute('role');
+        this.rows = rows;
         this.table.setItems(rows);
         this.status.textContent = this.labelSelector ? `Selector: ${this.labelSelector}` : '';
         markUpdated(this.root);
@@ -297,7 +304,8 @@ class ResourcesView {
 
   setColumns(defs, r, ns) {
     // Priority 0 columns are kubectl's default ones; the rest are -o wide.
-    const shown = defs.map((d, i) => ({ d, i })).filter(({ d }) => !d.priority);
+    this.columnDefs = defs;
+    const shown = defs.map((d, i) => ({ d, i })).filter(({ d }) => this.wide || !d.priority);
     const key = shown.map(({ d }) => d.name).join('|') + (ns ? '' : '|ns');
     if (key === this.columnsKey) return;
     this.columnsKey = key;
@@ -331,6 +339,8 @@ class ResourcesView {
       label: `${r.kind} objects`,
     });
     clear(this.tableHost).appendChild(this.table.el);
+    // Switching to or from the wide columns keeps the rows already listed.
+    if (this.rows) this.table.setItems(this.rows);
     this.applyFilter();
   }
 
