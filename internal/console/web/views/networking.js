@@ -27,13 +27,13 @@ export function mount(outlet, ctx) {
     empty: ns ? `No services in ${ns}.` : 'No services.',
     columns: [
       ...(ns ? [] : [{ title: 'Namespace', value: (s) => s.metadata.namespace, width: 'minmax(6em, 0.7fr)' }]),
-      { title: 'Name', value: (s) => s.metadata.name, width: 'minmax(8em, 1.2fr)' },
-      { title: 'Type', value: (s) => s.spec.type || 'ClusterIP', width: '7.5em' },
+      { title: 'Name', value: (s) => s.metadata.name, width: 'minmax(7em, 1.2fr)' },
+      { title: 'Type', value: (s) => s.spec.type || 'ClusterIP', width: '7em' },
       { title: 'Cluster IP', value: (s) => s.spec.clusterIP || '<none>', width: 'minmax(9.5em, 0.6fr)' },
       { title: 'External IP', value: externalIP, width: 'minmax(6em, 0.8fr)' },
       { title: 'Ports', value: ports, width: 'minmax(6em, 0.9fr)' },
-      { title: 'Endpoints', value: endpointsCell, sort: (s) => endpointCounts(s).ready, width: 'minmax(7em, 0.8fr)' },
-      { title: 'Selector', value: (s) => selector(s.spec.selector), width: 'minmax(6em, 0.9fr)' },
+      { title: 'Endpoints', value: endpointsCell, sort: (s) => endpointCounts(s).ready, width: 'minmax(6.5em, 0.8fr)' },
+      { title: 'Selector', value: (s) => selector(s.spec.selector), width: 'minmax(5em, 0.9fr)' },
       { title: 'Age', value: (s) => age(s.metadata.creationTimestamp), sort: (s) => -Date.parse(s.metadata.creationTimestamp), width: '5.5em' },
     ],
   });
@@ -65,9 +65,9 @@ export function mount(outlet, ctx) {
   function endpointsCell(s) {
     if (!s.spec.selector && !(slicesByService.get(svcKey(s)) || []).length) return h('span', { class: 'muted' }, '<none>');
     const { ready, notReady } = endpointCounts(s);
-    return h('span', null,
-      h('span', { class: ready ? 'status-ok' : 'status-idle' }, `${ready} ready`),
-      notReady ? h('span', { class: 'status-warn' }, `, ${notReady} not ready`) : null);
+    const cls = notReady ? 'status-warn' : ready ? 'status-ok' : 'status-idle';
+    return h('span', { class: cls, title: `${ready} ready, ${notReady} not ready` },
+      notReady ? `${ready}/${ready + notReady} ready` : `${ready} ready`);
   }
 
   function renderDetail() {
