@@ -181,7 +181,8 @@ const LIST_LIMIT = 500;
 // fetch. A stream the server ends is resumed from the last resourceVersion
 // seen (bookmarks keep it fresh); 410 Gone means that version is compacted,
 // so it lists again. onUpdate is called at most once per animation frame.
-// Its third argument is every event since the previous call.
+// Its third argument is every event since the previous call. A first list
+// of many pages is handed out page by page ({type: 'LIST', partial: true}).
 export function watchList(path, { query = {}, onUpdate, onError } = {}) {
   const objects = new Map();
   let keys = []; // sorted keys of objects, kept in order by insertion
@@ -254,8 +255,12 @@ export function watchList(path, { query = {}, onUpdate, onError } = {}) {
     backoff = Math.min(backoff * 2, 30000);
   };
 
+  // list reads every page. The first list shows each page as it comes, so
+  // a long collection paints at once; a relist builds the new set aside and
+  // swaps it in whole, so objects do not vanish and come back meanwhile.
   const list = async () => {
-    const fresh = new Map();
+    const progressive = objects.size === 0;
+    const fresh = progressive ? null : new Map();
     let cont = '';
     let listRV = '';
     do {
@@ -264,14 +269,19 @@ export function watchList(path, { query = {}, onUpdate, onError } = {}) {
       const body = await res.json();
       if (!kind && body.kind) kind = body.kind.replace(/List$/, '');
       if (!apiVersion && body.apiVersion) apiVersion = body.apiVersion;
-      for (const o of body.items || []) fresh.set(objectKey(o), fill(o));
+      for (const o of body.items || []) {
+        if (progressive) put(fill(o)); else fresh.set(objectKey(o), fill(o));
+      }
       cont = (body.metadata && body.metadata.continue) || '';
       if (!listRV) listRV = (body.metadata && body.metadata.resourceVersion) || '';
       if (stopped) return;
+      if (progressive && cont) changed({ type: 'LIST', partial: true });
     } while (cont);
-    objects.clear();
-    for (const [k, o] of fresh) objects.set(k, o);
-    keys = Array.from(fresh.keys()).sort(compareKeys);
+    if (!progressive) {
+      objects.clear();
+      for (const [k, o] of fresh) objects.set(k, o);
+      keys = Array.from(fresh.keys()).sort(compareKeys);
+    }
     rv = listRV;
     changed({ type: 'LIST' });
   };
