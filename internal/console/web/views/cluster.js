@@ -58,12 +58,12 @@ export function mount(outlet, ctx) {
     key: (e) => `${e.metadata.namespace}/${e.metadata.name}`,
     empty: 'No warning events.',
     columns: [
-      { title: 'Last seen', value: (e) => age(eventTime(e)), sort: (e) => -Date.parse(eventTime(e) || 0), width: '6em' },
+      { title: 'Last seen', value: (e) => age(eventTime(e)), sort: (e) => -Date.parse(eventTime(e) || 0), width: '6.8em' },
       { title: 'Namespace', value: (e) => e.metadata.namespace || '', width: 'minmax(6em, 0.6fr)' },
       { title: 'Object', value: (e) => { const o = e.involvedObject || e.regarding || {}; return `${(o.kind || '').toLowerCase()}/${o.name || ''}`; }, width: 'minmax(8em, 1fr)' },
       { title: 'Reason', value: (e) => e.reason || '', width: 'minmax(6em, 0.7fr)' },
       { title: 'Message', value: (e) => h('span', { title: e.message || e.note || '' }, e.message || e.note || ''), width: 'minmax(12em, 3fr)' },
-      { title: 'Count', value: (e) => String(e.count || (e.series && e.series.count) || 1), sort: (e) => e.count || 1, width: '4em' },
+      { title: 'Count', value: (e) => String(e.count || (e.series && e.series.count) || 1), sort: (e) => e.count || 1, width: '4.8em' },
     ],
   });
   eventsTable.el.style.setProperty('--vt-max-height', '32vh');
@@ -278,6 +278,11 @@ export function mount(outlet, ctx) {
   function renderMap(events) {
     groupPods();
     const names = nodes.map((n) => n.metadata.name);
+    // Nodes the user may not list (or not yet listed) still get a box from
+    // their pods' nodeName.
+    const known = new Set(names);
+    const extra = [...podsByNode.keys()].filter((n) => n && !known.has(n)).sort();
+    names.push(...extra);
     if (podsByNode.has('')) names.push('');
     // Which boxes to redraw: all after a list, else those whose pods moved.
     let dirtyAll = !events || events.some((e) => e.type === 'LIST');
@@ -288,6 +293,7 @@ export function mount(outlet, ctx) {
       if (!keep.has(name)) { if (visibility) visibility.unobserve(b.el); b.el.remove(); boxes.delete(name); }
     }
     const ready = new Map(nodes.map((n) => [n.metadata.name, nodeStatus(n).startsWith('Ready')]));
+    for (const n of extra) ready.set(n, true); // unknown, not known bad
     let prev = null;
     for (const name of names) {
       const b = boxFor(name, name !== '' && !ready.get(name));
@@ -304,7 +310,8 @@ export function mount(outlet, ctx) {
     let total = 0;
     for (const name of names) total += (podsByNode.get(name) || []).length;
     const unscheduled = (podsByNode.get('') || []).length;
-    mapNote.textContent = `${plural(total, 'pod')}${ctx.namespace ? ` in ${ctx.namespace}` : ''} on ${plural(nodes.length, 'node')}`
+    const unscheduledBox = podsByNode.has('');
+    mapNote.textContent = `${plural(total, 'pod')}${ctx.namespace ? ` in ${ctx.namespace}` : ''} on ${plural(names.length - (unscheduledBox ? 1 : 0), 'node')}`
       + (unscheduled ? `, ${unscheduled} not scheduled` : '');
   }
 
