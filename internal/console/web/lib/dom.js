@@ -218,7 +218,7 @@ export function formatBytes(n) {
   const units = ['B', 'Ki', 'Mi', 'Gi', 'Ti', 'Pi'];
   let i = 0;
   while (Math.abs(n) >= 1024 && i < units.length - 1) { n /= 1024; i++; }
-  return `${n >= 10 || i === 0 ? Math.round(n) : n.toFixed(1)}${units[i]}`;
+  return `${n >= 10 || i === 0 || Number.isInteger(n) ? Math.round(n) : n.toFixed(1)}${units[i]}`;
 }
 
 export function formatCPU(cores) {
