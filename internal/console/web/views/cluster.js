@@ -56,6 +56,7 @@ export function mount(outlet, ctx) {
   const eventsTable = table({
     label: 'Warning events',
     key: (e) => `${e.metadata.namespace}/${e.metadata.name}`,
+    onOpen: (e) => openInvolved(e),
     empty: 'No warning events.',
     columns: [
       { title: 'Last seen', value: (e) => age(eventTime(e)), sort: (e) => -Date.parse(eventTime(e) || 0), width: '6.8em' },
@@ -91,6 +92,24 @@ export function mount(outlet, ctx) {
         h('h2', { id: 'cl-health' }, 'Control plane'),
         healthEl)),
   );
+
+  // openInvolved goes to the page of the object an event is about: the
+  // views made for its kind, else the generic resource view.
+  async function openInvolved(e) {
+    const o = e.involvedObject || e.regarding || {};
+    const ns = o.namespace || e.metadata.namespace || '';
+    const enc = encodeURIComponent;
+    const workloadKinds = { Deployment: 'deployments', StatefulSet: 'statefulsets', DaemonSet: 'daemonsets', ReplicaSet: 'replicasets', Job: 'jobs', CronJob: 'cronjobs' };
+    if (o.kind === 'Pod') { ctx.navigate(`#/pods/${enc(ns)}/${enc(o.name)}`); return; }
+    if (workloadKinds[o.kind]) { ctx.navigate(`#/workloads/${workloadKinds[o.kind]}/${enc(ns)}/${enc(o.name)}`); return; }
+    if (o.kind === 'Node') { selected = o.name; renderDetail(); detail.scrollIntoView({ block: 'nearest' }); return; }
+    const [g, v] = (o.apiVersion || 'v1').includes('/') ? o.apiVersion.split('/') : ['core', o.apiVersion || 'v1'];
+    try {
+      const r = (await discovery()).find((x) => (x.group || 'core') === g && x.kind === o.kind);
+      if (!r) return;
+      ctx.navigate(`#/resources/${g}/${v}/${r.resource}/${r.namespaced ? `${enc(ns)}/` : ''}${enc(o.name)}`);
+    } catch { /* no discovery: stay */ }
+  }
 
   // Requests per node, from the non-terminated pods bound to it, as
   // kubectl describe node adds them up. Each pod's sums are kept with the
