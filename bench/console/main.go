@@ -155,6 +155,11 @@ func makePods(ctx context.Context, cs kubernetes.Interface, ns string, n int) ([
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		return nil, err
 	}
+	// With no controller manager, the namespace's default service account
+	// (which admission looks pods' up in) is the benchmark's to make.
+	if _, err := cs.CoreV1().ServiceAccounts(ns).Create(ctx, &v1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{}); err != nil {
+		return nil, err
+	}
 	out := make([]*v1.Pod, n)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(*workers)
