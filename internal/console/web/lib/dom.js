@@ -2,9 +2,10 @@
 // format, toasts, the [data-updated] stamp and the two modal dialogs.
 
 // h builds an element. Attributes named on* with a function become
-// listeners; data-*, aria-*, role, for and anything with a dash become
-// attributes; everything else is set as a property so that value, checked,
-// disabled and className behave as in the DOM.
+// listeners; data-*, aria-*, role, anything with a dash and any name the
+// element has no property for (tabindex, for, colspan) become attributes;
+// the rest are set as properties so that value, checked, disabled and
+// hidden behave as in the DOM.
 export function h(tag, attrs, ...children) {
   const el = tag.startsWith('svg:')
     ? document.createElementNS('http://www.w3.org/2000/svg', tag.slice(4))
@@ -12,14 +13,21 @@ export function h(tag, attrs, ...children) {
   const svg = el instanceof SVGElement;
   if (attrs) {
     for (const [k, v] of Object.entries(attrs)) {
-      if (v === undefined || v === null || v === false) continue;
+      if (v === undefined || v === null) continue;
+      if (v === false) {
+        // false means absent, except where it is a value: aria-expanded,
+        // and properties such as spellcheck whose default is true.
+        if (k.startsWith('aria-')) el.setAttribute(k, 'false');
+        else if (!svg && !k.includes('-') && k !== 'role' && k in el && typeof el[k] === 'boolean') el[k] = false;
+        continue;
+      }
       if (k.startsWith('on') && typeof v === 'function') {
         el.addEventListener(k.slice(2).toLowerCase(), v);
       } else if (k === 'style' && typeof v === 'object') {
         Object.assign(el.style, v);
       } else if (k === 'class' || k === 'className') {
         if (svg) el.setAttribute('class', v); else el.className = v;
-      } else if (svg || k.includes('-') || k === 'role' || k === 'for') {
+      } else if (svg || k.includes('-') || k === 'role' || !(k in el)) {
         el.setAttribute(k, v === true ? '' : String(v));
       } else {
         el[k] = v;
