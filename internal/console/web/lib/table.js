@@ -24,6 +24,7 @@ export function table({ columns, key, onOpen, empty = 'No items.', rowHeight = 3
   let active = -1;
   let rendered = new Map(); // key → {el, obj}
   let frame = 0;
+  let loaded = false;
 
   const template = columns.map((c) => c.width || 'minmax(6em, 1fr)').join(' ');
   // The header and every row are grids with the same tracks; they line up
@@ -82,6 +83,8 @@ export function table({ columns, key, onOpen, empty = 'No items.', rowHeight = 3
     body.style.height = `${shown.length * rowHeight}px`;
     scroller.setAttribute('aria-rowcount', String(shown.length + 1));
     emptyEl.hidden = shown.length > 0;
+    // Until the first items come, an empty table is not yet known empty.
+    emptyEl.textContent = loaded ? empty : 'Loading\u2026';
     el.classList.toggle('is-empty', shown.length === 0);
     footer.textContent = filter && shown.length !== items.length
       ? `${shown.length} of ${items.length}`
@@ -195,6 +198,7 @@ export function table({ columns, key, onOpen, empty = 'No items.', rowHeight = 3
   return {
     el,
     setItems(list) {
+      loaded = true;
       items = list || [];
       applyView();
     },

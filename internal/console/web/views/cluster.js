@@ -352,7 +352,7 @@ export function mount(outlet, ctx) {
         if (selected) renderDetail();
         markUpdated(root);
       },
-      onError: (e) => { nodeError.hidden = false; nodeError.textContent = e.message; },
+      onError: (e) => { nodeError.hidden = false; nodeError.textContent = e.message; if (!nodes.length) nodesTable.setItems([]); },
     });
   }
   startNodes();
@@ -387,7 +387,7 @@ export function mount(outlet, ctx) {
       eventsTable.setItems(sorted.slice(0, EVENTS_SHOWN));
       markUpdated(root);
     },
-    onError: (e) => { eventsError.hidden = false; eventsError.textContent = e.message; },
+    onError: (e) => { eventsError.hidden = false; eventsError.textContent = e.message; if (!eventsTable.items.length) eventsTable.setItems([]); },
   });
   stops.push(() => ew.stop());
 

@@ -133,7 +133,7 @@ export function mount(outlet, ctx) {
         if (selected) renderDetail();
         markUpdated(root);
       },
-      onError: (e) => { svcError.hidden = false; svcError.textContent = e.message; },
+      onError: (e) => { svcError.hidden = false; svcError.textContent = e.message; if (!services.length) svcTable.setItems([]); },
     });
   }
 
@@ -181,7 +181,7 @@ export function mount(outlet, ctx) {
     ingPanel.hidden = false;
     watches.ing = watchList(`/apis/networking.k8s.io/${ing.version}${nsPath}/ingresses`, {
       onUpdate: (items) => { ingError.hidden = true; ingTable.setItems(items); markUpdated(root); },
-      onError: (e) => { ingError.hidden = false; ingError.textContent = e.message; },
+      onError: (e) => { ingError.hidden = false; ingError.textContent = e.message; if (!ingTable.items.length) ingTable.setItems([]); },
     });
   }).catch(() => { /* no discovery: no ingress table */ });
 
