@@ -105,6 +105,11 @@ async function start() {
   appEl.hidden = false;
   document.body.setAttribute('data-signed-in', '');
   userEl.textContent = 'signed in';
+  userEl.title = '';
+  // What was learnt about the previous user's namespaces is theirs.
+  state.ownNamespace = '';
+  state.guessedNamespaces = [];
+  state.namespaces = [];
   route();
   try {
     const who = await api.whoAmI();
