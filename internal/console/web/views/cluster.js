@@ -302,6 +302,14 @@ export function mount(outlet, ctx) {
     const known = new Set(names);
     const extra = [...podsByNode.keys()].filter((n) => n && !known.has(n)).sort();
     names.push(...extra);
+    // With a namespace chosen, only the nodes running its pods: thousands of
+    // empty boxes would hide the few that matter.
+    const allNodes = names.length;
+    if (ctx.namespace) {
+      const withPods = names.filter((n) => podsByNode.has(n));
+      names.length = 0;
+      names.push(...withPods);
+    }
     if (podsByNode.has('')) names.push('');
     // Which boxes to redraw: all after a list, else those whose pods moved.
     let dirtyAll = !events || events.some((e) => e.type === 'LIST');
@@ -330,7 +338,8 @@ export function mount(outlet, ctx) {
     for (const name of names) total += (podsByNode.get(name) || []).length;
     const unscheduled = (podsByNode.get('') || []).length;
     const unscheduledBox = podsByNode.has('');
-    mapNote.textContent = `${plural(total, 'pod')}${ctx.namespace ? ` in ${ctx.namespace}` : ''} on ${plural(names.length - (unscheduledBox ? 1 : 0), 'node')}`
+    const shownNodes = names.length - (unscheduledBox ? 1 : 0);
+    mapNote.textContent = `${plural(total, 'pod')}${ctx.namespace ? ` in ${ctx.namespace}` : ''} on ${ctx.namespace ? `${shownNodes} of ${plural(allNodes, 'node')}` : plural(shownNodes, 'node')}`
       + (unscheduled ? `, ${unscheduled} not scheduled` : '');
   }
 
