@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
@@ -506,5 +508,17 @@ func consoleScreenshots(t *testing.T, b *consoleBrowser) {
 		p.show("#/"+v, v)
 		p.settle(v)
 		p.screenshot(v)
+	}
+	// The same page in dark mode, as a browser set to prefer it shows it.
+	p.do("prefer a dark colour scheme", 10*time.Second, chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		_, err := cdp.Call(ctx, t, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+			Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}},
+		})
+		return err
+	}))
+	for _, v := range []string{"cluster", "workloads"} {
+		p.show("#/"+v, v)
+		p.settle(v)
+		p.screenshot(v + "-dark")
 	}
 }
