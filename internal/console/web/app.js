@@ -272,7 +272,7 @@ async function mount(name, params) {
   outlet.appendChild(h('p', { class: 'muted loading' }, 'Loading\u2026'));
   let mod;
   try {
-    mod = await import(`./views/${name}.js`);
+    mod = await importView(name);
   } catch (e) {
     if (seq !== state.mountSeq) return;
     clear(outlet);
@@ -325,4 +325,19 @@ if (api.getToken()) {
   start();
 } else {
   showLogin('');
+}
+
+// importView loads a view's module, trying again after a failed fetch (a
+// node's network interfaces changing makes the browser drop requests).
+// A module whose fetch failed stays failed under its URL, so the retry
+// asks under another.
+async function importView(name) {
+  for (let i = 0; ; i++) {
+    try {
+      return await import(i === 0 ? `./views/${name}.js` : `./views/${name}.js?retry=${i}`);
+    } catch (e) {
+      if (i >= 2 || !(e instanceof TypeError)) throw e;
+      await new Promise((resolve) => setTimeout(resolve, 300 * (i + 1)));
+    }
+  }
 }

@@ -73,6 +73,9 @@ function headers(extra) {
 
 const jsonType = /^application\/(.+\+)?json/;
 
+// readRetries are the pauses (ms) before a failed read is tried again.
+const readRetries = [100, 400, 1500];
+
 // raw sends a request and returns the Response, throwing an ApiError for
 // anything but 2xx.
 async function raw(method, path, { query, body, contentType, accept, signal } = {}) {
@@ -88,11 +91,21 @@ async function raw(method, path, { query, body, contentType, accept, signal } = 
     }
   }
   let res;
-  try {
-    res = await fetch(url(path, query), { method, headers: hd, body: payload, signal, cache: 'no-store' });
-  } catch (e) {
-    if (e.name === 'AbortError') throw e;
-    throw new ApiError(`cannot reach the API server: ${e.message}`, 0, 'NetworkError');
+  // A browser drops every open request when the machine's network
+  // interfaces change (ERR_NETWORK_CHANGED), which on a node happens each
+  // time a pod starts or stops; reads are tried again, writes are not
+  // (they may have been carried out).
+  const tries = method === 'GET' || method === 'HEAD' ? readRetries.length + 1 : 1;
+  for (let i = 0; ; i++) {
+    try {
+      res = await fetch(url(path, query), { method, headers: hd, body: payload, signal, cache: 'no-store' });
+      break;
+    } catch (e) {
+      if (e.name === 'AbortError') throw e;
+      if (i + 1 >= tries) throw new ApiError(`cannot reach the API server: ${e.message}`, 0, 'NetworkError');
+      await new Promise((resolve) => setTimeout(resolve, readRetries[i]));
+      if (signal?.aborted) throw new DOMException('aborted', 'AbortError');
+    }
   }
   if (!res.ok) {
     const err = await errorFrom(res);
