@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Installs what Orca's build and tests need and a fresh machine may lack.
+# Installs what Orca's build and a node need and a fresh machine may lack;
+# with --tests also what only the test suite needs (a browser, Node.js).
 # Idempotent: it installs nothing that is already there.
 set -euo pipefail
+tests=false
+[ "${1:-}" = --tests ] && tests=true
 
 need=()
 command -v git >/dev/null || need+=(git)
@@ -15,6 +18,13 @@ command -v runc >/dev/null || [ -x /usr/sbin/runc ] || need+=(runc)
 [ -x /bin/busybox ] && /bin/busybox --list 2>/dev/null | grep -qx httpd || need+=(busybox-static)
 command -v nft >/dev/null || [ -x /usr/sbin/nft ] || need+=(nftables)
 command -v ip >/dev/null || [ -x /usr/sbin/ip ] || [ -x /sbin/ip ] || need+=(iproute2)
+if $tests; then
+	# The web console's browser tests drive Debian's Chromium headless;
+	# nothing downloads a browser of its own. Node.js runs the tests of the
+	# console's scripts.
+	[ -x /usr/bin/chromium ] || need+=(chromium)
+	command -v node >/dev/null || need+=(nodejs)
+fi
 
 if ((${#need[@]})); then
 	if [ "$(id -u)" -ne 0 ]; then

@@ -16,7 +16,7 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newServerCommand(), newAgentCommand(), newControllerManagerCommand(), newSchedulerCommand(), newKubectlCommand(), newVersionCommand(), newImagesCommand(), newSecretsEncryptCommand(), newEtcdSnapshotCommand(), newTokenCommand(), newExplainCommand(), newKillallCommand(), newInstallCommand(), newUninstallCommand())
+	root.AddCommand(newServerCommand(), newAgentCommand(), newControllerManagerCommand(), newSchedulerCommand(), newKubectlCommand(), newVersionCommand(), newImagesCommand(), newSecretsEncryptCommand(), newEtcdSnapshotCommand(), newTokenCommand(), newExplainCommand(), newConsoleCommand(), newKillallCommand(), newInstallCommand(), newUninstallCommand())
 	return root
 }
 

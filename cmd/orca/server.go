@@ -121,6 +121,7 @@ func newServerCommand() *cobra.Command {
 	f.StringVar(&schedulerConfig, "scheduler-config", "", "the scheduler's configuration file (kubescheduler.config.k8s.io/v1 KubeSchedulerConfiguration: profiles, plugins, weights, percentageOfNodesToScore); without it the default profile")
 	f.IntVar(&opts.SchedulerExplanations, "scheduler-explanations", scheduler.DefaultExplanations, "how many pods' scheduling explanations the scheduler keeps in memory for `orca explain` (0: none; a pod annotated scheduler.orca.io/explain still gets its own)")
 	f.BoolVar(&opts.DisableGatewayAPI, "disable-gateway-api", false, "do not install the Gateway API's CRDs and Orca's GatewayClass")
+	f.BoolVar(&opts.DisableConsole, "disable-console", false, "do not serve the web console under /ui/")
 	f.BoolVar(&opts.DisableMetrics, "disable-metrics", false, "do not serve the resource metrics API (metrics.k8s.io, `kubectl top`) nor scrape the kubelets for it")
 	f.DurationVar(&opts.MetricResolution, "metric-resolution", 15*time.Second, "how often the kubelets are scraped for the resource metrics API")
 	f.BoolVar(&opts.DisableLocalStorage, "disable-local-storage", false, "do not create the local-path StorageClass (the cluster's default class, volumes in a directory of the node a pod runs on)")

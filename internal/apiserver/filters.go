@@ -204,7 +204,23 @@ func (s *Server) buildHandler() http.Handler {
 	}
 	h = withWarningRecorder(h)
 	h = s.withRecovery(h)
-	return s.withRequestStart(h)
+	h = s.withRequestStart(h)
+	if len(s.cfg.Public) > 0 {
+		// Public files (the web console's) are served as a sign-in page
+		// is; what the page then asks of the API goes through the whole
+		// chain.
+		api := h
+		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			for prefix, public := range s.cfg.Public {
+				if r.URL.Path == prefix || strings.HasPrefix(r.URL.Path, prefix+"/") {
+					public.ServeHTTP(w, r)
+					return
+				}
+			}
+			api.ServeHTTP(w, r)
+		})
+	}
+	return h
 }
 
 // withRecovery answers a handler's panic with a 500, logged with its
@@ -228,6 +244,11 @@ func (s *Server) withRecovery(next http.Handler) http.Handler {
 // answers with unauthorized.
 func (s *Server) withAuthentication(next http.Handler, authn Authenticator, unauthorized http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := websocketBearer(r); err != nil {
+			s.log.Debug("WebSocket bearer token rejected", "path", r.URL.Path, "err", err)
+			unauthorized.ServeHTTP(w, r)
+			return
+		}
 		u, ok := authn.Authenticate(r)
 		switch {
 		case ok:

@@ -65,6 +65,9 @@ type Config struct {
 	Admission func(admission.Objects) admission.Chain
 	// Extra mounts further handlers (OpenAPI) behind authentication.
 	Extra map[string]http.Handler
+	// Public mounts handlers in front of authentication, by path prefix:
+	// the web console's files, which hold no data of the cluster's.
+	Public map[string]http.Handler
 	// Transformers, when set, give each resource's stored values their
 	// transformer (encryption at rest), chosen by the resource the values
 	// are stored as.

@@ -3,8 +3,10 @@ package server
 import (
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/orca-project/orca/internal/apiserver/openapi"
+	"github.com/orca-project/orca/internal/console"
 	"github.com/orca-project/orca/internal/registry/builtin"
 	"github.com/orca-project/orca/internal/version"
 )
@@ -19,4 +21,17 @@ func extraHandlers() (map[string]http.Handler, *openapi.Service, error) {
 	mux := http.NewServeMux()
 	svc.RegisterRoutes(mux)
 	return map[string]http.Handler{"/openapi": mux}, svc, nil
+}
+
+// publicHandlers mounts what is served before authentication: the web
+// console's files, unless it is turned off.
+func publicHandlers(opts Options) (map[string]http.Handler, error) {
+	if opts.DisableConsole {
+		return nil, nil
+	}
+	ui, err := console.New()
+	if err != nil {
+		return nil, fmt.Errorf("web console: %w", err)
+	}
+	return map[string]http.Handler{strings.TrimSuffix(console.Prefix, "/"): ui}, nil
 }

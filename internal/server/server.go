@@ -111,6 +111,8 @@ type Options struct {
 	DisableLocalStorage bool
 	// DisableMetrics serves no metrics.k8s.io and scrapes no kubelets.
 	DisableMetrics bool
+	// DisableConsole serves no web console under /ui/.
+	DisableConsole bool
 	// MetricResolution is how often kubelets are scraped for the
 	// resource metrics (metrics-server's --metric-resolution); 15 s when 0.
 	MetricResolution time.Duration
@@ -404,6 +406,12 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 		closeEtcd()
 		return nil, err
 	}
+	public, err := publicHandlers(opts)
+	if err != nil {
+		ln.Close()
+		closeEtcd()
+		return nil, err
+	}
 	components := newComponentProbes(store)
 	metricsServer := newMetricsServer(opts, kubeletTLS)
 	explanations := &schedulerExplanations{}
@@ -421,6 +429,7 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 		RuleResolver:      z.rbac,
 		Anonymous:         opts.AnonymousAuth,
 		Extra:             extra,
+		Public:            public,
 		OnCustomResources: openAPI.SetCustomResources,
 		FrontProxy:        frontProxy,
 		OnRemoteOpenAPI:   openAPI.SetRemotes,
