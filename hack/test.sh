@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # The whole test suite: vet, unit and integration tests (real embedded etcd,
 # real kubectl, and as root the end-to-end tests on real containers), a short
-# fuzzing run of the API server, and on request a smoke subset of upstream's
+# fuzzing run of the API server, the web console's script tests, and on request a smoke subset of upstream's
 # conformance tests. It installs what a fresh machine lacks before it starts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-hack/install-deps.sh
+hack/install-deps.sh --tests
 
 GO=${GO:-go}
 LDFLAGS=${LDFLAGS:-$(hack/ldflags.sh)}
@@ -32,6 +32,8 @@ if ! $GO test -ldflags "$LDFLAGS" -timeout 60m ./... 2>&1 | tee "$log"; then
 	' "$log" | head -60
 	exit 1
 fi
+echo "== the web console's scripts"
+node --test internal/console/web/
 echo "== conformance harness (its own module; the suite itself runs in make conformance)"
 (cd test/conformance && $GO vet ./summary/... && $GO test ./summary/...)
 (cd test/gateway-conformance && $GO vet ./dns-standin/ && $GO test ./dns-standin/)
