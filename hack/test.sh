@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite: vet, unit and integration tests (real embedded etcd,
-# real kubectl, and as root the end-to-end tests on real containers), a short
-# fuzzing run of the API server, the web console's script tests, and on request a smoke subset of upstream's
-# conformance tests. It installs what a fresh machine lacks before it starts.
+# real kubectl, and as root the end-to-end tests on real containers, the web
+# console's in Chromium), the console's script tests, a short fuzzing run of
+# the API server, and on request a smoke subset of upstream's conformance
+# tests. It installs what a fresh machine lacks before it starts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 hack/install-deps.sh --tests
