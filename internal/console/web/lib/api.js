@@ -188,6 +188,10 @@ function nextFrame(fn) {
 }
 
 const LIST_LIMIT = 500;
+// LIST_LIMIT_MORE is the size of the pages after the first: a page costs
+// the server about as much at 500 objects as at several thousand, so
+// small pages only slow a long list down once its first rows are shown.
+const LIST_LIMIT_MORE = 5000;
 
 // watchList keeps a sorted copy of a collection: it lists (in pages of 500)
 // and then watches from the list's resourceVersion through one streaming
@@ -278,7 +282,7 @@ export function watchList(path, { query = {}, onUpdate, onError } = {}) {
     let listRV = '';
     do {
       ctrl = new AbortController();
-      const res = await raw('GET', path, { query: { ...query, limit: LIST_LIMIT, continue: cont || undefined }, signal: ctrl.signal });
+      const res = await raw('GET', path, { query: { ...query, limit: cont ? LIST_LIMIT_MORE : LIST_LIMIT, continue: cont || undefined }, signal: ctrl.signal });
       const body = await res.json();
       if (!kind && body.kind) kind = body.kind.replace(/List$/, '');
       if (!apiVersion && body.apiVersion) apiVersion = body.apiVersion;
