@@ -162,6 +162,28 @@ func (p *consolePage) do(what string, timeout time.Duration, actions ...chromedp
 	}
 }
 
+// navigate opens url in the tab. A load that Chromium drops with
+// net::ERR_NETWORK_CHANGED (an interface of the machine came or went: a
+// pod of another test being torn down) is tried again, as a user would
+// reload.
+func (p *consolePage) navigate(what, url string) {
+	p.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(p.ctx, time.Until(deadline))
+		err := chromedp.Do(ctx, chromedp.Navigate(url))
+		cancel()
+		if err == nil {
+			return
+		}
+		if !strings.Contains(err.Error(), "ERR_NETWORK_CHANGED") || time.Now().After(deadline) {
+			p.t.Fatalf("%s: %v%s", what, err, p.state())
+		}
+		p.t.Logf("%s: %v; loading again", what, err)
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
 // eval evaluates a JavaScript expression (promises awaited) into out.
 func (p *consolePage) eval(expr string, out any) {
 	p.t.Helper()
@@ -225,7 +247,7 @@ func js(s string) string {
 // page says it is signed in.
 func (p *consolePage) signIn(token string) {
 	p.t.Helper()
-	p.do("open the sign-in link", 30*time.Second, chromedp.Navigate(p.b.base+"#token="+token))
+	p.navigate("open the sign-in link", p.b.base+"#token="+token)
 	p.wait("the signed-in page", `document.body.hasAttribute('data-signed-in')`, 20*time.Second)
 }
 

@@ -33,6 +33,7 @@ import (
 // Chromium serves them all and the last one can photograph every view.
 func TestConsole(t *testing.T) {
 	needCluster(t)
+	settleNetwork(t)
 	b := startBrowser(t)
 	t.Run("SignIn", func(t *testing.T) { consoleSignIn(t, b) })
 	t.Run("ScaleLive", func(t *testing.T) { consoleScaleLive(t, b) })
@@ -42,6 +43,34 @@ func TestConsole(t *testing.T) {
 	t.Run("EditConfigMap", func(t *testing.T) { consoleEditConfigMap(t, b) })
 	t.Run("ViewOnly", func(t *testing.T) { consoleViewOnly(t, b) })
 	t.Run("Screenshots", func(t *testing.T) { consoleScreenshots(t, b) })
+}
+
+// settleNetwork waits, up to two minutes, until the pods earlier tests
+// left behind are gone and the node's bridge has had the same ports for
+// two seconds: Chromium drops its requests whenever an interface of the
+// machine comes or goes.
+func settleNetwork(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	ports, steadySince := bridgePorts(), time.Now()
+	for time.Now().Before(deadline) {
+		if n := bridgePorts(); n != ports {
+			ports, steadySince = n, time.Now()
+		}
+		terminating := 0
+		if pods, err := client.CoreV1().Pods("").List(context.Background(), metav1.ListOptions{}); err == nil {
+			for _, p := range pods.Items {
+				if p.DeletionTimestamp != nil {
+					terminating++
+				}
+			}
+		}
+		if terminating == 0 && time.Since(steadySince) >= 2*time.Second {
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Logf("the node's network did not settle in two minutes (%d bridge ports); going on", ports)
 }
 
 // consoleUser makes a service account in ns bound cluster-wide to the
@@ -133,7 +162,7 @@ func consoleSignIn(t *testing.T, b *consoleBrowser) {
 	tok := consoleUser(t, ns, "admin", "cluster-admin")
 
 	p := b.newPage(t)
-	p.do("open a sign-in link with a bad token", 30*time.Second, chromedp.Navigate(b.base+"#token=not-a-token"))
+	p.navigate("open a sign-in link with a bad token", b.base+"#token=not-a-token")
 	p.wait("the sign-in form saying Unauthorized", `(() => {
 		if (document.body.hasAttribute('data-signed-in')) return false;
 		const f = document.querySelector('form[data-login]');

@@ -180,12 +180,15 @@ func TestHorizontalPodAutoscalerAPI(t *testing.T) {
 		t.Errorf("after a v1 update: %+v annotations %v generation %d", after.Spec, after.Annotations, after.Generation)
 	}
 	// A change v1 sees only in an annotation is a change of the spec.
-	viaV1, err = client.AutoscalingV1().HorizontalPodAutoscalers(ns).Get(ctx, "rich", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	viaV1.Annotations["autoscaling.alpha.kubernetes.io/metrics"] = strings.Replace(viaV1.Annotations["autoscaling.alpha.kubernetes.io/metrics"], `"targetAverageValue":"10"`, `"targetAverageValue":"20"`, 1)
-	if _, err := client.AutoscalingV1().HorizontalPodAutoscalers(ns).Update(ctx, viaV1, metav1.UpdateOptions{}); err != nil {
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		viaV1, err := client.AutoscalingV1().HorizontalPodAutoscalers(ns).Get(ctx, "rich", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		viaV1.Annotations["autoscaling.alpha.kubernetes.io/metrics"] = strings.Replace(viaV1.Annotations["autoscaling.alpha.kubernetes.io/metrics"], `"targetAverageValue":"10"`, `"targetAverageValue":"20"`, 1)
+		_, err = client.AutoscalingV1().HorizontalPodAutoscalers(ns).Update(ctx, viaV1, metav1.UpdateOptions{})
+		return err
+	}); err != nil {
 		t.Fatal(err)
 	}
 	final, err := client.AutoscalingV2().HorizontalPodAutoscalers(ns).Get(ctx, "rich", metav1.GetOptions{})
