@@ -315,7 +315,18 @@ export function watchList(path, { query = {}, onUpdate, onError } = {}) {
     const dec = new TextDecoder();
     let buf = '';
     for (;;) {
-      const { value, done } = await reader.read();
+      let chunk;
+      try {
+        chunk = await reader.read();
+      } catch (e) {
+        if (e.name === 'AbortError') throw e;
+        // The stream broke off (the browser drops streams when the
+        // machine's network changes): resume from the last
+        // resourceVersion, as when the server ends it, without an error
+        // for the view to show.
+        return 'ended';
+      }
+      const { value, done } = chunk;
       if (done) break;
       buf += dec.decode(value, { stream: true });
       let nl;
