@@ -22,34 +22,28 @@ const bearerProtocolPrefix = "base64url.bearer.authorization.k8s.io."
 // on to a kubelet. A request that also has an Authorization header keeps
 // that one. A malformed token is an error, as upstream.
 func websocketBearer(r *http.Request) error {
-	values := r.Header.Values("Sec-WebSocket-Protocol")
-	if len(values) == 0 || !wsstream.IsWebSocketRequest(r) {
+	if !wsstream.IsWebSocketRequest(r) {
 		return nil
 	}
 	var token string
 	var rest []string
-	for _, v := range values {
-		for _, p := range strings.Split(v, ",") {
-			p = strings.TrimSpace(p)
-			encoded, ok := strings.CutPrefix(p, bearerProtocolPrefix)
-			if !ok {
-				if p != "" {
-					rest = append(rest, p)
-				}
-				continue
-			}
-			if token != "" {
-				return errors.New("more than one bearer token subprotocol")
-			}
-			b, err := base64.RawURLEncoding.DecodeString(encoded)
-			if err != nil {
-				return errors.New("invalid base64.bearer.authorization token encoding")
-			}
-			if len(b) == 0 {
-				return errors.New("invalid bearer token")
-			}
-			token = string(b)
+	for _, p := range websocketProtocols(r) {
+		encoded, ok := strings.CutPrefix(p, bearerProtocolPrefix)
+		if !ok {
+			rest = append(rest, p)
+			continue
 		}
+		if token != "" {
+			return errors.New("more than one bearer token subprotocol")
+		}
+		b, err := base64.RawURLEncoding.DecodeString(encoded)
+		if err != nil {
+			return errors.New("invalid base64.bearer.authorization token encoding")
+		}
+		if len(b) == 0 {
+			return errors.New("invalid bearer token")
+		}
+		token = string(b)
 	}
 	if token == "" {
 		return nil
