@@ -46,10 +46,17 @@ type Config struct {
 }
 
 // Validating is the ValidatingAdmissionPolicy plugin.
-type Validating struct{ p *validating.Plugin }
+type Validating struct {
+	p *validating.Plugin
+	// policies are counted because bindings without a policy do nothing.
+	policies *bridge.Presence
+}
 
 // Mutating is the MutatingAdmissionPolicy plugin.
-type Mutating struct{ p *mutating.Plugin }
+type Mutating struct {
+	p        *mutating.Plugin
+	policies *bridge.Presence
+}
 
 // initializable is what both upstream plugins need set before use.
 type initializable interface {
@@ -96,7 +103,16 @@ func New(cfg Config) (*Validating, *Mutating, error) {
 	if err := initialize(m, cfg); err != nil {
 		return nil, nil, fmt.Errorf("mutating admission policy: %w", err)
 	}
-	return &Validating{v}, &Mutating{m}, nil
+	admreg := cfg.Informers.Admissionregistration().V1()
+	vp, err := bridge.NewPresence(admreg.ValidatingAdmissionPolicies().Informer())
+	if err != nil {
+		return nil, nil, fmt.Errorf("validating admission policy: %w", err)
+	}
+	mp, err := bridge.NewPresence(admreg.MutatingAdmissionPolicies().Informer())
+	if err != nil {
+		return nil, nil, fmt.Errorf("mutating admission policy: %w", err)
+	}
+	return &Validating{v, vp}, &Mutating{m, mp}, nil
 }
 
 // Name is the plugin's name.
@@ -105,6 +121,9 @@ func (*Validating) Name() string { return ValidatingPluginName }
 // Validate evaluates the bound validating policies that match the
 // request.
 func (v *Validating) Validate(ctx context.Context, a *admission.Attributes) error {
+	if v.policies.None() {
+		return nil
+	}
 	return bridge.Call(ctx, a, v.p, v.p.Validate)
 }
 
@@ -114,6 +133,9 @@ func (*Mutating) Name() string { return MutatingPluginName }
 // Admit applies the bound mutating policies that match the request to
 // a.Object.
 func (m *Mutating) Admit(ctx context.Context, a *admission.Attributes) error {
+	if m.policies.None() {
+		return nil
+	}
 	return bridge.Call(ctx, a, m.p, m.p.Admit)
 }
 

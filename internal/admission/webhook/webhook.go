@@ -42,10 +42,16 @@ type Config struct {
 }
 
 // Mutating is the MutatingAdmissionWebhook plugin.
-type Mutating struct{ p *mutating.Plugin }
+type Mutating struct {
+	p       *mutating.Plugin
+	configs *bridge.Presence
+}
 
 // Validating is the ValidatingAdmissionWebhook plugin.
-type Validating struct{ p *validating.Plugin }
+type Validating struct {
+	p       *validating.Plugin
+	configs *bridge.Presence
+}
 
 // initializable is what both upstream plugins need set before use.
 type initializable interface {
@@ -83,7 +89,16 @@ func New(cfg Config) (*Mutating, *Validating, error) {
 	if err := initialize(v, cfg); err != nil {
 		return nil, nil, fmt.Errorf("validating admission webhook: %w", err)
 	}
-	return &Mutating{m}, &Validating{v}, nil
+	admreg := cfg.Informers.Admissionregistration().V1()
+	mc, err := bridge.NewPresence(admreg.MutatingWebhookConfigurations().Informer())
+	if err != nil {
+		return nil, nil, fmt.Errorf("mutating admission webhook: %w", err)
+	}
+	vc, err := bridge.NewPresence(admreg.ValidatingWebhookConfigurations().Informer())
+	if err != nil {
+		return nil, nil, fmt.Errorf("validating admission webhook: %w", err)
+	}
+	return &Mutating{m, mc}, &Validating{v, vc}, nil
 }
 
 // Name is the plugin's name.
@@ -92,6 +107,9 @@ func (*Mutating) Name() string { return MutatingPluginName }
 // Admit calls the mutating webhooks that match the request; their patches
 // change a.Object in place.
 func (m *Mutating) Admit(ctx context.Context, a *admission.Attributes) error {
+	if m.configs.None() {
+		return nil
+	}
 	return bridge.Call(ctx, a, m.p, m.p.Admit)
 }
 
@@ -101,5 +119,8 @@ func (*Validating) Name() string { return ValidatingPluginName }
 // Validate calls the validating webhooks that match the request, in
 // parallel; any refusal refuses the request.
 func (v *Validating) Validate(ctx context.Context, a *admission.Attributes) error {
+	if v.configs.None() {
+		return nil
+	}
 	return bridge.Call(ctx, a, v.p, v.p.Validate)
 }
