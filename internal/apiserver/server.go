@@ -125,13 +125,16 @@ type Server struct {
 	// is held under (0: none yet).
 	endpointLease atomic.Int64
 	codecs        *codecs
-	resources     map[schema.GroupVersionResource]*resource
-	ordered       []*resource
-	metrics       *metrics
-	handler       http.Handler
-	admission     admission.Chain
-	kubelet       *http.Transport
-	tokens        *tokens
+	// watchEncodings are recent watch events' objects, encoded once for
+	// all their watchers.
+	watchEncodings *sharedEncodings
+	resources      map[schema.GroupVersionResource]*resource
+	ordered        []*resource
+	metrics        *metrics
+	handler        http.Handler
+	admission      admission.Chain
+	kubelet        *http.Transport
+	tokens         *tokens
 	// maxInFlight is nil without in-flight limits or with API Priority
 	// and Fairness, which has apf instead.
 	maxInFlight *maxInFlight
@@ -171,11 +174,12 @@ func New(cfg Config) (*Server, error) {
 		cfg.Metrics = prometheus.NewRegistry()
 	}
 	s := &Server{
-		cfg:       cfg,
-		log:       cfg.Log,
-		codecs:    newCodecs(),
-		resources: map[schema.GroupVersionResource]*resource{},
-		kubelet:   newKubeletTransport(cfg.KubeletClientTLS),
+		cfg:            cfg,
+		log:            cfg.Log,
+		codecs:         newCodecs(),
+		watchEncodings: newSharedEncodings(),
+		resources:      map[schema.GroupVersionResource]*resource{},
+		kubelet:        newKubeletTransport(cfg.KubeletClientTLS),
 	}
 	s.conversion = sync.OnceValues(func() (*conversion.CRConverterFactory, error) {
 		return conversion.NewCRConverterFactory(s, webhook.NewDefaultAuthenticationInfoResolverWrapper(nil, nil, nil, nil))

@@ -168,6 +168,9 @@ type eventStream struct {
 	fl    http.Flusher
 	buf   bytes.Buffer
 	frame bytes.Buffer
+	// asKey names the converted form this watcher reads among the shared
+	// encodings.
+	asKey string
 }
 
 func (s *Server) newEventStream(w http.ResponseWriter, r *http.Request, res *resource, out negotiated) (*eventStream, error) {
@@ -190,6 +193,45 @@ func (s *Server) newEventStream(w http.ResponseWriter, r *http.Request, res *res
 }
 
 func (e *eventStream) flush() { e.fl.Flush() }
+
+// encodeObject encodes an event's object as the watcher asked for it. The
+// objects of the cache's events, whole or as their metadata, are encoded
+// once for all watchers of the format; tables depend on each request's
+// options, and bookmarks and errors are made for each watcher.
+func (e *eventStream) encodeObject(typ watch.EventType, obj runtime.Object, first bool) ([]byte, error) {
+	convert := typ != watch.Error && typ != watch.Bookmark && e.out.as != ""
+	shared := typ != watch.Error && typ != watch.Bookmark && (e.out.as == "" || e.out.as == "PartialObjectMetadata")
+	if shared && e.s.watchEncodings != nil {
+		key := encodingKey{obj: obj, media: e.out.mediaType}
+		if e.out.as != "" {
+			if e.asKey == "" {
+				e.asKey = e.out.as + "/" + conversionGV(e.r, e.out.as).String()
+			}
+			key.as = e.asKey
+		}
+		return e.s.watchEncodings.encode(key, func(buf *bytes.Buffer) error {
+			return e.encodeConverted(buf, obj, convert, first)
+		})
+	}
+	e.buf.Reset()
+	if err := e.encodeConverted(&e.buf, obj, convert, first); err != nil {
+		return nil, err
+	}
+	return e.buf.Bytes(), nil
+}
+
+// encodeConverted writes obj, converted first to the Table or metadata
+// the watcher reads when convert is set.
+func (e *eventStream) encodeConverted(buf *bytes.Buffer, obj runtime.Object, convert, first bool) error {
+	if convert {
+		conv, err := e.s.convert(e.r, e.res, e.out, obj, first)
+		if err != nil {
+			return err
+		}
+		obj = conv
+	}
+	return e.s.codecs.encoderFor(e.out.mediaType).Encode(obj, buf)
+}
 
 func (e *eventStream) sendEvent(ev cache.Event, first bool) error {
 	obj := ev.Object
@@ -214,19 +256,12 @@ func (e *eventStream) sendEvent(ev cache.Event, first bool) error {
 
 // send writes one event.
 func (e *eventStream) send(typ watch.EventType, obj runtime.Object, first bool) error {
-	if typ != watch.Error && typ != watch.Bookmark && e.out.as != "" {
-		conv, err := e.s.convert(e.r, e.res, e.out, obj, first)
-		if err != nil {
-			return err
-		}
-		obj = conv
-	}
-	e.buf.Reset()
-	if err := e.s.codecs.encoderFor(e.out.mediaType).Encode(obj, &e.buf); err != nil {
+	body, err := e.encodeObject(typ, obj, first)
+	if err != nil {
 		return fmt.Errorf("encode watch event: %w", err)
 	}
 	if e.out.mediaType == mediaProtobuf {
-		we := metav1.WatchEvent{Type: string(typ), Object: runtime.RawExtension{Raw: e.buf.Bytes()}}
+		we := metav1.WatchEvent{Type: string(typ), Object: runtime.RawExtension{Raw: body}}
 		data, err := we.Marshal()
 		if err != nil {
 			return fmt.Errorf("encode watch event: %w", err)
@@ -243,8 +278,8 @@ func (e *eventStream) send(typ watch.EventType, obj runtime.Object, first bool) 
 	e.frame.WriteString(`{"type":"`)
 	e.frame.WriteString(string(typ))
 	e.frame.WriteString(`","object":`)
-	e.frame.Write(bytes.TrimRight(e.buf.Bytes(), "\n"))
+	e.frame.Write(bytes.TrimRight(body, "\n"))
 	e.frame.WriteString("}\n")
-	_, err := e.w.Write(e.frame.Bytes())
+	_, err = e.w.Write(e.frame.Bytes())
 	return err
 }
