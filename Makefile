@@ -7,8 +7,10 @@ BIN       ?= bin/orca
 # flags set it (and Orca's own version) at link time.
 LDFLAGS   ?= $(shell hack/ldflags.sh)
 export LDFLAGS
+# The kube-apiserver binary `make bench-upstream` compares with.
+UPSTREAM  ?= _output/upstream/kube-apiserver
 
-.PHONY: all build images up down killall conformance conformance-smoke gateway-conformance test test-unit test-integration fuzz bench bench-extensions bench-scheduler bench-pods bench-proxy bench-dns bench-workloads bench-snapshot bench-failover bench-ha-failover bench-ingress bench-netpol bench-storage bench-metrics bench-console scale vet clean
+.PHONY: all build images up down killall conformance conformance-smoke gateway-conformance test test-unit test-integration fuzz bench bench-extensions bench-upstream bench-scheduler bench-pods bench-proxy bench-dns bench-workloads bench-snapshot bench-failover bench-ha-failover bench-ingress bench-netpol bench-storage bench-metrics bench-console scale vet clean
 
 all: build
 
@@ -60,12 +62,16 @@ fuzz:
 	$(GO) test -ldflags "$(LDFLAGS)" -run '^$$' -fuzz FuzzCreate -fuzztime $${FUZZTIME:-30000x} ./internal/apiserver/fuzz/
 	$(GO) test -ldflags "$(LDFLAGS)" -run '^$$' -fuzz FuzzPatch -fuzztime $${FUZZTIME:-30000x} ./internal/apiserver/fuzz/
 
-## bench: run the benchmarks and print comparable figures
+## bench: run the benchmarks and print comparable figures (with UPSTREAM present, also against upstream kube-apiserver)
 bench:
-	$(GO) run -ldflags "$(LDFLAGS)" ./bench/apiserver
+	$(GO) run -ldflags "$(LDFLAGS)" ./bench/apiserver $(if $(wildcard $(UPSTREAM)),-upstream $(UPSTREAM)) $(ARGS)
 ## bench-extensions: custom resource creates against ConfigMap creates, and the latency one validating webhook adds
 bench-extensions:
 	$(GO) run -ldflags "$(LDFLAGS)" ./bench/apiserver -extensions-only
+## bench-upstream: ConfigMap creates on Orca's server against upstream kube-apiserver (UPSTREAM=PATH, built by
+## hack/build-upstream-apiserver.sh) with its own etcd, same clients and load, alternating rounds (ARGS='-upstream-rounds N')
+bench-upstream:
+	$(GO) run -ldflags "$(LDFLAGS)" ./bench/apiserver -upstream-only -upstream $(UPSTREAM) $(ARGS)
 ## scale: upstream's scalability SLIs on orca server with 5,000 simulated nodes and 150,000 pods (not in CI;
 ## ARGS='-nodes N -pods M -rate PODS_PER_S'); report and profiles in _output/scale
 scale: build

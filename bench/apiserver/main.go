@@ -31,13 +31,16 @@ import (
 )
 
 var (
-	orcaBin     = flag.String("orca", "bin/orca", "orca binary to benchmark")
-	duration    = flag.Duration("duration", 10*time.Second, "length of each throughput phase")
-	concurrency = flag.Int("concurrency", 16, "concurrent clients")
-	watchers    = flag.Int("watchers", 1000, "concurrent watchers in the watch-delivery phase")
-	objects     = flag.Int("objects", 10000, "ConfigMaps stored before the memory reading")
-	apiOnly     = flag.Bool("api-only", false, "run the server without its controller manager and scheduler")
-	cpuProfile  = flag.String("cpuprofile", "", "write the server's CPU profile during the ConfigMap create phase to this file")
+	orcaBin      = flag.String("orca", "bin/orca", "orca binary to benchmark")
+	duration     = flag.Duration("duration", 10*time.Second, "length of each throughput phase")
+	concurrency  = flag.Int("concurrency", 16, "concurrent clients")
+	watchers     = flag.Int("watchers", 1000, "concurrent watchers in the watch-delivery phase")
+	objects      = flag.Int("objects", 10000, "ConfigMaps stored before the memory reading")
+	apiOnly      = flag.Bool("api-only", false, "run the server without its controller manager and scheduler")
+	cpuProfile   = flag.String("cpuprofile", "", "write the server's CPU profile during the phase -profile-phase names to this file")
+	allocProfile = flag.String("allocprofile", "", "write the server's allocations during the phase -profile-phase names to this file")
+	serverEnv    = flag.String("server-env", "", "extra environment of the server process, comma-separated NAME=VALUE pairs (GOGC=200, say)")
+	profilePhase = flag.String("profile-phase", "create", "phase the profiles cover: create, update, apply or pod")
 )
 
 func main() {
@@ -55,11 +58,26 @@ type result struct {
 	p50, p99   time.Duration
 	errors     int64
 	throughput float64
+	// serverCPU is the CPU time the server process spent during the
+	// phase, when the phase measured it.
+	serverCPU time.Duration
 }
 
 func (r result) String() string {
-	return fmt.Sprintf("%-34s %9.0f ops/s   p50 %7.2f ms   p99 %7.2f ms   (%d ops, %d errors)",
+	s := fmt.Sprintf("%-34s %9.0f ops/s   p50 %7.2f ms   p99 %7.2f ms   (%d ops, %d errors)",
 		r.name, r.throughput, ms(r.p50), ms(r.p99), r.ops, r.errors)
+	if r.serverCPU > 0 {
+		s += fmt.Sprintf("   server CPU %.0f µs/op", r.cpuPerOp())
+	}
+	return s
+}
+
+// cpuPerOp is the server's CPU time per operation in microseconds.
+func (r result) cpuPerOp() float64 {
+	if r.ops == 0 {
+		return 0
+	}
+	return float64(r.serverCPU.Microseconds()) / float64(r.ops)
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
@@ -132,6 +150,9 @@ func startServer(extra func(dataDir string) ([]string, error)) (*server, error) 
 		args = append(args, more...)
 	}
 	cmd := exec.Command(*orcaBin, args...)
+	if *serverEnv != "" {
+		cmd.Env = append(os.Environ(), strings.Split(*serverEnv, ",")...)
+	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
@@ -160,6 +181,42 @@ func (s *server) stop() {
 	_ = s.cmd.Process.Kill()
 	_ = s.cmd.Wait()
 	os.RemoveAll(s.dataDir)
+}
+
+// hammer runs a phase against the server and records the CPU time the
+// server process spent on it: for raw etcd that is etcd's own cost, since
+// the member runs inside the server.
+func (s *server) hammer(name string, n int, d time.Duration, op func(worker, i int) error) result {
+	before := s.cpuTime()
+	r := hammer(name, n, d, op)
+	if after := s.cpuTime(); before >= 0 && after > before {
+		r.serverCPU = after - before
+	}
+	return r
+}
+
+// cpuTime is the user and system CPU time the server process has used,
+// or -1 when it cannot be read.
+func (s *server) cpuTime() time.Duration {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
+	if err != nil {
+		return -1
+	}
+	// The command name (field 2) may hold spaces; the fields after it
+	// start past its closing parenthesis, utime and stime being the
+	// 14th and 15th of the line.
+	i := strings.LastIndexByte(string(data), ')')
+	f := strings.Fields(string(data[i+1:]))
+	if len(f) < 13 {
+		return -1
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return -1
+	}
+	// Linux reports both in clock ticks of 1/100 s (USER_HZ).
+	return time.Duration(utime+stime) * 10 * time.Millisecond
 }
 
 // rssMB reads the server's resident memory.
@@ -203,6 +260,9 @@ func clients(kubeconfig string, n int) ([]kubernetes.Interface, error) {
 
 func run() error {
 	ctx := context.Background()
+	if *upstreamOnly {
+		return runUpstreamCompare(ctx, strings.Repeat("x", 256))
+	}
 	if *auditOnly {
 		return runAuditCost(ctx, strings.Repeat("x", 256))
 	}
@@ -268,13 +328,13 @@ func run() error {
 	time.Sleep(3 * time.Second)
 	filledRSS := srv.rssMB()
 
-	rawPut := hammer("raw etcd put", n, d, func(w, i int) error {
+	rawPut := srv.hammer("raw etcd put", n, d, func(w, i int) error {
 		_, err := etcd.Put(ctx, fmt.Sprintf("/bench/raw/%d/%d", w, i), string(value))
 		return err
 	})
 	fmt.Println(rawPut)
-	profDone := profileServer(ctx, c, d)
-	create := hammer("API create ConfigMap", n, d, func(w, i int) error {
+	profDone := profileServer(ctx, c, "create", d)
+	create := srv.hammer("API create ConfigMap", n, d, func(w, i int) error {
 		_, err := cs[w].CoreV1().ConfigMaps("bench").Create(ctx, &corev1.ConfigMap{
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%d-%d", w, i), Labels: map[string]string{"bench": "yes"}},
 			Data:       map[string]string{"payload": payload},
@@ -282,19 +342,20 @@ func run() error {
 		return err
 	})
 	fmt.Println(create)
-	<-profDone
-	rawGet := hammer("raw etcd get", n, d, func(w, i int) error {
+	profDone()
+	rawGet := srv.hammer("raw etcd get", n, d, func(w, i int) error {
 		_, err := etcd.Get(ctx, fmt.Sprintf("/bench/raw/%d/%d", w, i%100))
 		return err
 	})
 	fmt.Println(rawGet)
-	get := hammer("API get ConfigMap", n, d, func(w, i int) error {
+	get := srv.hammer("API get ConfigMap", n, d, func(w, i int) error {
 		_, err := cs[w].CoreV1().ConfigMaps("bench").Get(ctx, fmt.Sprintf("cm-%d-%d", w, i%100), metav1.GetOptions{})
 		return err
 	})
 	fmt.Println(get)
-	update, apply := updateAndApply(ctx, cs, payload)
-	podCreate := hammer("API create Pod", n, d, func(w, i int) error {
+	update, apply := updateAndApply(ctx, srv, cs, c, payload)
+	profDone = profileServer(ctx, c, "pod", d)
+	podCreate := srv.hammer("API create Pod", n, d, func(w, i int) error {
 		_, err := cs[w].CoreV1().Pods("pods").Create(ctx, &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("pod-%d-%d", w, i), Labels: map[string]string{"app": "bench"}},
 			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox:1.36",
@@ -303,6 +364,7 @@ func run() error {
 		return err
 	})
 	fmt.Println(podCreate)
+	profDone()
 
 	list, err := c.CoreV1().ConfigMaps("bench").List(ctx, metav1.ListOptions{ResourceVersion: "0"})
 	if err != nil {
@@ -338,9 +400,7 @@ func run() error {
 	}
 
 	fmt.Println()
-	fmt.Printf("API create / raw etcd put:   %.2f (target >= 0.70)\n", create.throughput/rawPut.throughput)
-	fmt.Printf("API get / raw etcd get:      %.2f\n", get.throughput/rawGet.throughput)
-	fmt.Printf("API apply / API update:      %.2f (server-side apply vs plain update, same objects)\n", apply.throughput/update.throughput)
+	printWriteRatios(rawPut, rawGet, create, get, update, apply, podCreate)
 	fmt.Printf("watch delivery p99:          %.1f ms (target <= 100 ms, %d watchers)\n", ms(wr.p99), *watchers)
 	fmt.Printf("idle server RSS:             %.1f MB (target < 80 MB)\n", idleRSS)
 	fmt.Printf("server RSS with %d ConfigMaps:   %.1f MB\n", per*n, filledRSS)
@@ -356,7 +416,13 @@ func run() error {
 	}
 	if *gateRounds > 0 {
 		fmt.Println()
-		return runGateCost(ctx, payload)
+		if err := runGateCost(ctx, payload); err != nil {
+			return err
+		}
+	}
+	if *upstreamBin != "" {
+		fmt.Println()
+		return runUpstreamCompare(ctx, payload)
 	}
 	return nil
 }
@@ -436,35 +502,41 @@ func watchDelivery(ctx context.Context, kubeconfig string) (result, error) {
 	return r, nil
 }
 
-// profileServer fetches the server's CPU profile over the next d when
-// -cpuprofile is set.
-func profileServer(ctx context.Context, c kubernetes.Interface, d time.Duration) <-chan struct{} {
-	done := make(chan struct{})
-	if *cpuProfile == "" {
-		close(done)
-		return done
-	}
-	go func() {
-		defer close(done)
-		secs := strconv.Itoa(int(d.Seconds()) - 1)
-		data, err := c.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").Param("seconds", secs).DoRaw(ctx)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "profile:", err)
+// profileServer fetches the server's CPU profile and its allocations over
+// the next d when -cpuprofile or -allocprofile is set and phase is
+// -profile-phase; the returned function waits for both.
+func profileServer(ctx context.Context, c kubernetes.Interface, phase string, d time.Duration) (wait func()) {
+	var wg sync.WaitGroup
+	secs := strconv.Itoa(int(d.Seconds()) - 1)
+	fetch := func(path, file string) {
+		if file == "" || phase != *profilePhase {
 			return
 		}
-		if err := os.WriteFile(*cpuProfile, data, 0o644); err != nil {
-			fmt.Fprintln(os.Stderr, "profile:", err)
-		}
-	}()
-	return done
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			data, err := c.CoreV1().RESTClient().Get().AbsPath(path).Param("seconds", secs).DoRaw(ctx)
+			if err == nil {
+				err = os.WriteFile(file, data, 0o644)
+			}
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "profile:", err)
+			}
+		}()
+	}
+	fetch("/debug/pprof/profile", *cpuProfile)
+	// With seconds, the allocs profile is the difference over that span.
+	fetch("/debug/pprof/allocs", *allocProfile)
+	return wg.Wait
 }
 
 // updateAndApply measures writes to existing ConfigMaps (the first 100 each
 // client created): plain updates, then server-side applies of one more key,
 // whose cost over an update is the merge and the field ownership.
-func updateAndApply(ctx context.Context, cs []kubernetes.Interface, payload string) (update, apply result) {
+func updateAndApply(ctx context.Context, srv *server, cs []kubernetes.Interface, c kubernetes.Interface, payload string) (update, apply result) {
 	n, d := len(cs), *duration
-	update = hammer("API update ConfigMap", n, d, func(w, i int) error {
+	profDone := profileServer(ctx, c, "update", d)
+	update = srv.hammer("API update ConfigMap", n, d, func(w, i int) error {
 		_, err := cs[w].CoreV1().ConfigMaps("bench").Update(ctx, &corev1.ConfigMap{
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%d-%d", w, i%100), Labels: map[string]string{"bench": "yes"}},
 			Data:       map[string]string{"payload": payload, "n": strconv.Itoa(i)},
@@ -472,11 +544,14 @@ func updateAndApply(ctx context.Context, cs []kubernetes.Interface, payload stri
 		return err
 	})
 	fmt.Println(update)
-	apply = hammer("API apply (SSA) ConfigMap", n, d, func(w, i int) error {
+	profDone()
+	profDone = profileServer(ctx, c, "apply", d)
+	apply = srv.hammer("API apply (SSA) ConfigMap", n, d, func(w, i int) error {
 		cfg := corev1ac.ConfigMap(fmt.Sprintf("cm-%d-%d", w, i%100), "bench").WithData(map[string]string{"applied": strconv.Itoa(i)})
 		_, err := cs[w].CoreV1().ConfigMaps("bench").Apply(ctx, cfg, metav1.ApplyOptions{FieldManager: "bench-apply"})
 		return err
 	})
 	fmt.Println(apply)
+	profDone()
 	return update, apply
 }
