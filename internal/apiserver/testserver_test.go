@@ -27,7 +27,7 @@ type testServer struct {
 // startTestServer starts one; cfg may set anything but the store and
 // the resources. Compaction is off unless cfg asks for it. Each tweak
 // changes the server before it serves anything.
-func startTestServer(t *testing.T, cfg Config, tweaks ...func(*Server)) *testServer {
+func startTestServer(t testing.TB, cfg Config, tweaks ...func(*Server)) *testServer {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	e, err := embedded.Start(ctx, embedded.Config{Dir: filepath.Join(t.TempDir(), "etcd"), LogLevel: "error"})
