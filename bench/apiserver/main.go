@@ -39,6 +39,7 @@ var (
 	apiOnly      = flag.Bool("api-only", false, "run the server without its controller manager and scheduler")
 	cpuProfile   = flag.String("cpuprofile", "", "write the server's CPU profile during the phase -profile-phase names to this file")
 	allocProfile = flag.String("allocprofile", "", "write the server's allocations during the phase -profile-phase names to this file")
+	writesOnly   = flag.Bool("writes-only", false, "stop after the write phases (no lists, watch delivery, collection or the comparisons on fresh servers)")
 	serverEnv    = flag.String("server-env", "", "extra environment of the server process, comma-separated NAME=VALUE pairs (GOGC=200, say)")
 	profilePhase = flag.String("profile-phase", "create", "phase the profiles cover: create, update, apply or pod")
 )
@@ -365,6 +366,13 @@ func run() error {
 	})
 	fmt.Println(podCreate)
 	profDone()
+	if *writesOnly {
+		fmt.Println()
+		printWriteRatios(rawPut, rawGet, create, get, update, apply, podCreate)
+		fmt.Printf("idle server RSS:             %.1f MB (target < 80 MB)\n", idleRSS)
+		fmt.Printf("server RSS with %d ConfigMaps:   %.1f MB\n", per*n, filledRSS)
+		return nil
+	}
 
 	list, err := c.CoreV1().ConfigMaps("bench").List(ctx, metav1.ListOptions{ResourceVersion: "0"})
 	if err != nil {
