@@ -39,6 +39,7 @@ var (
 	apiOnly      = flag.Bool("api-only", false, "run the server without its controller manager and scheduler")
 	cpuProfile   = flag.String("cpuprofile", "", "write the server's CPU profile during the phase -profile-phase names to this file")
 	allocProfile = flag.String("allocprofile", "", "write the server's allocations during the phase -profile-phase names to this file")
+	watchOnly    = flag.Bool("watch-only", false, "run the watch-delivery phase alone")
 	writesOnly   = flag.Bool("writes-only", false, "stop after the write phases (no lists, watch delivery, collection or the comparisons on fresh servers)")
 	serverEnv    = flag.String("server-env", "", "extra environment of the server process, comma-separated NAME=VALUE pairs (GOGC=200, say)")
 	profilePhase = flag.String("profile-phase", "create", "phase the profiles cover: create, update, apply or pod")
@@ -60,8 +61,10 @@ type result struct {
 	errors     int64
 	throughput float64
 	// serverCPU is the CPU time the server process spent during the
-	// phase, when the phase measured it.
-	serverCPU time.Duration
+	// phase, and serverSyscalls its read and write system calls, when the
+	// phase measured them.
+	serverCPU      time.Duration
+	serverSyscalls int64
 }
 
 func (r result) String() string {
@@ -69,6 +72,9 @@ func (r result) String() string {
 		r.name, r.throughput, ms(r.p50), ms(r.p99), r.ops, r.errors)
 	if r.serverCPU > 0 {
 		s += fmt.Sprintf("   server CPU %.0f µs/op", r.cpuPerOp())
+	}
+	if r.serverSyscalls > 0 && r.ops > 0 {
+		s += fmt.Sprintf(", %.1f reads+writes/op", float64(r.serverSyscalls)/float64(r.ops))
 	}
 	return s
 }
@@ -188,12 +194,36 @@ func (s *server) stop() {
 // server process spent on it: for raw etcd that is etcd's own cost, since
 // the member runs inside the server.
 func (s *server) hammer(name string, n int, d time.Duration, op func(worker, i int) error) result {
-	before := s.cpuTime()
+	before, sysBefore := s.cpuTime(), s.syscalls()
 	r := hammer(name, n, d, op)
 	if after := s.cpuTime(); before >= 0 && after > before {
 		r.serverCPU = after - before
 	}
+	if after := s.syscalls(); sysBefore >= 0 && after > sysBefore {
+		r.serverSyscalls = after - sysBefore
+	}
 	return r
+}
+
+// syscalls is the number of read and write system calls the server
+// process has made (network, disk and pipes alike), or -1.
+func (s *server) syscalls() int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", s.cmd.Process.Pid))
+	if err != nil {
+		return -1
+	}
+	var n int64
+	for _, line := range strings.Split(string(data), "\n") {
+		k, v, ok := strings.Cut(line, ": ")
+		if ok && (k == "syscr" || k == "syscw") {
+			c, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return -1
+			}
+			n += c
+		}
+	}
+	return n
 }
 
 // cpuTime is the user and system CPU time the server process has used,
@@ -309,6 +339,14 @@ func run() error {
 	}
 	fmt.Printf("Orca API server benchmark: %s; %d clients, %s per phase, %d watchers\n\n", what, n, d, *watchers)
 
+	if *watchOnly {
+		wr, err := srv.watchDelivery(ctx, kc)
+		if err != nil {
+			return err
+		}
+		fmt.Println(wr)
+		return nil
+	}
 	// Memory with a known number of objects, before the throughput phases
 	// add many more (and their garbage).
 	var fillWG sync.WaitGroup
@@ -392,7 +430,7 @@ func run() error {
 	time.Sleep(2 * time.Second)
 	fullRSS := srv.rssMB()
 
-	wr, err := watchDelivery(ctx, kc)
+	wr, err := srv.watchDelivery(ctx, kc)
 	if err != nil {
 		return err
 	}
@@ -433,6 +471,20 @@ func run() error {
 		return runUpstreamCompare(ctx, payload)
 	}
 	return nil
+}
+
+// watchDelivery runs the watch-delivery phase and records the server's
+// CPU time and system calls over it, per event delivered.
+func (s *server) watchDelivery(ctx context.Context, kubeconfig string) (result, error) {
+	before, sysBefore := s.cpuTime(), s.syscalls()
+	r, err := watchDelivery(ctx, kubeconfig)
+	if after := s.cpuTime(); before >= 0 && after > before {
+		r.serverCPU = after - before
+	}
+	if after := s.syscalls(); sysBefore >= 0 && after > sysBefore {
+		r.serverSyscalls = after - sysBefore
+	}
+	return r, err
 }
 
 // watchDelivery opens many watchers, writes objects stamped with their send
