@@ -1,4 +1,5 @@
-// Package memconn is a net.Listener whose connections are in-memory pipes.
+// Package memconn is a net.Listener whose connections are buffered
+// in-memory pipes.
 // The components that run inside the server process (controller manager,
 // scheduler, the node agent, the API server's own admission informers)
 // reach the API through it: the same TLS, client certificates, HTTP/2 and
@@ -55,10 +56,10 @@ func (l *Listener) Addr() net.Addr { return l.addr }
 // http.Transport and client-go's rest.Config take; network and address
 // are ignored.
 func (l *Listener) DialContext(ctx context.Context, _, _ string) (net.Conn, error) {
-	client, server := net.Pipe()
+	client, server := pipe(clientAddr, l.addr)
 	select {
-	case l.conns <- &conn{Conn: server, local: l.addr, remote: clientAddr}:
-		return &conn{Conn: client, local: clientAddr, remote: l.addr}, nil
+	case l.conns <- server:
+		return client, nil
 	case <-l.closed:
 		client.Close()
 		server.Close()
@@ -69,12 +70,3 @@ func (l *Listener) DialContext(ctx context.Context, _, _ string) (net.Conn, erro
 		return nil, &net.OpError{Op: "dial", Net: "memory", Addr: l.addr, Err: ctx.Err()}
 	}
 }
-
-// conn is one end of a pipe with the addresses of a loopback connection.
-type conn struct {
-	net.Conn
-	local, remote net.Addr
-}
-
-func (c *conn) LocalAddr() net.Addr  { return c.local }
-func (c *conn) RemoteAddr() net.Addr { return c.remote }

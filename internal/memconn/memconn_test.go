@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -106,5 +107,58 @@ func TestClosedListener(t *testing.T) {
 	open := NewListener(l.Addr())
 	if _, err := open.DialContext(ctx, "tcp", "ignored"); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("dial nobody accepts: %v, want the context's deadline", err)
+	}
+}
+
+// TestPipeBuffersLikeASocket: a write does not wait for the other side to
+// read, deadlines end blocked calls, and a close lets the other side read
+// what was queued before io.EOF.
+func TestPipeBuffersLikeASocket(t *testing.T) {
+	a, b := pipe(clientAddr, clientAddr)
+	big := make([]byte, 1<<20)
+	done := make(chan error, 1)
+	go func() {
+		_, err := a.Write(big)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a 1 MiB write waited for a reader")
+	}
+	if _, err := b.Write([]byte("both sides write at once")); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := b.SetReadDeadline(time.Now().Add(20 * time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(io.LimitReader(b, int64(len(big))))
+	if err != nil || len(got) != len(big) {
+		t.Fatalf("read %d bytes, %v; want %d", len(got), err, len(big))
+	}
+	if _, err := b.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("read past the deadline: %v, want os.ErrDeadlineExceeded", err)
+	}
+	if err := b.SetReadDeadline(time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+
+	if _, err := a.Write([]byte("last words")); err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	rest, err := io.ReadAll(b)
+	if err != nil || string(rest) != "last words" {
+		t.Fatalf("after the close: %q, %v; want the queued bytes, then EOF", rest, err)
+	}
+	if _, err := b.Write([]byte("x")); err == nil {
+		t.Fatal("a write to a closed connection succeeded")
+	}
+	if _, err := a.Read(make([]byte, 1)); err == nil {
+		t.Fatal("a read on the closed end succeeded")
 	}
 }
