@@ -14,7 +14,7 @@ import (
 )
 
 // agentOptions completes the in-process agent's options: its data lives
-// beside the control plane's, it reaches the API server in process as
+// beside the control plane's, it reaches the API server over loopback as
 // system:node:NAME, and its serving certificate is signed by the cluster
 // CA.
 func agentOptions(opts Options, tlsDir string, ca *pki.Pair, port int) (agent.Options, error) {
@@ -56,15 +56,6 @@ func agentOptions(opts Options, tlsDir string, ca *pki.Pair, port int) (agent.Op
 	if a.ProxyConfig, err = loopbackConfig(opts, tlsDir, ca, port, "kube-proxy", "system:kube-proxy", nil, "orca-proxy", 20, 40); err != nil {
 		return a, err
 	}
-	// The service proxy stays on loopback TCP. Gateways without an address
-	// pool publish the nodes' addresses as their Services' load balancer
-	// ingress, so two Gateways' Services both claim NODE-IP:80 in the
-	// proxy's rules, and which one a node honours depends on the order its
-	// informers see them. Over the in-memory connection the later Gateway
-	// won on this node every time (TestGatewayAPIRoutes), where over TCP it
-	// lost in all runs but one; until the proxy leaves the nodes' own
-	// addresses to the ingress, it keeps the connection it had.
-	a.ProxyConfig.Dial = nil
 	if !a.DisableIngress {
 		if a.IngressConfig, err = loopbackConfig(opts, tlsDir, ca, port, "ingress", bootstrappolicy.IngressUser, nil, "orca-ingress", 20, 40); err != nil {
 			return a, err

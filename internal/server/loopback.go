@@ -5,31 +5,19 @@ import (
 	"fmt"
 	"net"
 	"strconv"
-	"sync"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/orca-project/orca/internal/auth/pki"
-	"github.com/orca-project/orca/internal/memconn"
 )
 
-// inProcess holds the in-memory listener of each API server running in
-// this process, by its port. The components a server runs beside its API
-// connect through it rather than through the network.
-var inProcess sync.Map // int → *memconn.Listener
-
-func serveInProcess(port int, l *memconn.Listener) { inProcess.Store(port, l) }
-
-func stopInProcess(port int, l *memconn.Listener) { inProcess.CompareAndDelete(port, l) }
-
 // loopbackConfig is the client configuration of an in-process component
-// (controller manager, scheduler). It reaches the API server over HTTPS
-// with a client certificate of its own, exactly as a separate process
+// (controller manager, scheduler). It reaches the API server over loopback
+// HTTPS with a client certificate of its own, exactly as a separate process
 // would, so that every write passes authentication, admission and
-// validation; when the server on port runs in this process, the
-// connection is an in-memory pipe rather than loopback TCP.
+// validation.
 func loopbackConfig(opts Options, tlsDir string, ca *pki.Pair, port int, certName, user string, groups []string, agent string, qps float32, burst int) (*rest.Config, error) {
 	cert, err := pki.LoadOrIssue(tlsDir, certName, ca, pki.LeafSpec{CommonName: user, Organizations: groups})
 	if err != nil {
@@ -39,7 +27,7 @@ func loopbackConfig(opts Options, tlsDir string, ca *pki.Pair, port int, certNam
 	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
 		host = "127.0.0.1"
 	}
-	cfg := &rest.Config{
+	return &rest.Config{
 		Host: "https://" + net.JoinHostPort(host, strconv.Itoa(port)),
 		TLSClientConfig: rest.TLSClientConfig{
 			// The serving certificate always names localhost, whatever
@@ -49,11 +37,7 @@ func loopbackConfig(opts Options, tlsDir string, ca *pki.Pair, port int, certNam
 		},
 		QPS: qps, Burst: burst,
 		UserAgent: agent,
-	}
-	if l, ok := inProcess.Load(port); ok {
-		cfg.Dial = l.(*memconn.Listener).DialContext
-	}
-	return cfg, nil
+	}, nil
 }
 
 // adminClient is a loopback client as the server's own administrator

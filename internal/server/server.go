@@ -36,7 +36,6 @@ import (
 	"github.com/orca-project/orca/internal/auth/bootstrappolicy"
 	"github.com/orca-project/orca/internal/auth/pki"
 	"github.com/orca-project/orca/internal/controller/nodelifecycle"
-	"github.com/orca-project/orca/internal/memconn"
 	"github.com/orca-project/orca/internal/registry/builtin"
 	"github.com/orca-project/orca/internal/storage"
 	"github.com/orca-project/orca/internal/storage/embedded"
@@ -371,12 +370,6 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 		return nil, fmt.Errorf("listen: %w", err)
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
-	// The components this process runs beside the API reach it through
-	// memory; clients elsewhere, through ln. (A start that fails leaves
-	// the listener registered but unserved; a later server on the port
-	// replaces it.)
-	mem := memconn.NewListener(ln.Addr())
-	serveInProcess(port, mem)
 	auditor, closeAudit, err := newAuditor(opts, reg)
 	if err != nil {
 		ln.Close()
@@ -498,14 +491,6 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 			return nil
 		}
 		return fmt.Errorf("serve: %w", err)
-	})
-	g.Go(func() error {
-		defer stopInProcess(port, mem)
-		err := srv.ServeTLS(mem, "", "")
-		if errors.Is(err, http.ErrServerClosed) {
-			return nil
-		}
-		return fmt.Errorf("serve in-process clients: %w", err)
 	})
 	plugins.start(gctx)
 	// The API server's own clients (controllers, scheduler, agent) stop
