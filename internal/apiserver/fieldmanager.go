@@ -131,7 +131,7 @@ func (r *resource) fieldManager(sub string) (*managedfields.FieldManager, error)
 	}
 	gvk := r.GroupVersionKind()
 	tc := typeConverter()
-	var conv runtime.ObjectConvertor = servedVersion{scheme.Scheme}
+	var conv runtime.ObjectConvertor = scheme.Scheme
 	var creater runtime.ObjectCreater = scheme.Scheme
 	if r.Unstructured {
 		tc = managedfields.NewDeducedTypeConverter()
@@ -150,29 +150,6 @@ func (r *resource) fieldManager(sub string) (*managedfields.FieldManager, error)
 	}
 	r.managers.bySub[sub] = fm
 	return fm, nil
-}
-
-// servedVersion gives back an object already in the version asked for
-// instead of converting it. The field managers bring the live and the new
-// object to the served version before comparing them, and the scheme's
-// conversion copies an object even when there is nothing to convert: two
-// deep copies per write, of objects the managers only read or that they
-// have just made themselves (the custom resources' converter below does
-// the same).
-type servedVersion struct{ runtime.ObjectConvertor }
-
-func (c servedVersion) ConvertToVersion(in runtime.Object, gv runtime.GroupVersioner) (runtime.Object, error) {
-	// An apply's merged result comes as unstructured content, which the
-	// scheme turns into the typed object.
-	if _, ok := in.(runtime.Unstructured); ok {
-		return c.ObjectConvertor.ConvertToVersion(in, gv)
-	}
-	if gvk := in.GetObjectKind().GroupVersionKind(); !gvk.Empty() {
-		if target, ok := gv.KindForGroupVersionKinds([]schema.GroupVersionKind{gvk}); ok && target == gvk {
-			return in, nil
-		}
-	}
-	return c.ObjectConvertor.ConvertToVersion(in, gv)
 }
 
 // defaulter lets an apply's merged result get the resource's defaults, as
