@@ -115,13 +115,7 @@ func createOnFreshServer(ctx context.Context, name, payload string, flags func(s
 	if _, err := cs[0].CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "bench"}}, metav1.CreateOptions{}); err != nil {
 		return result{}, 0, err
 	}
-	r := hammer(name, len(cs), *duration, func(w, i int) error {
-		_, err := cs[w].CoreV1().ConfigMaps("bench").Create(ctx, &corev1.ConfigMap{
-			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%d-%d", w, i), Labels: map[string]string{"bench": "yes"}},
-			Data:       map[string]string{"payload": payload},
-		}, metav1.CreateOptions{})
-		return err
-	})
+	r := hammer(name, len(cs), *duration, createConfigMap(ctx, cs, payload))
 	var size int64
 	if flags != nil {
 		path := auditLogPath(srv.dataDir)

@@ -107,13 +107,7 @@ func createAsUser(ctx context.Context, name, payload string, flags func(string) 
 			return result{}, fmt.Errorf("bench-user cannot use its edit binding: %w", err)
 		}
 	}
-	return hammer(name, len(cs), *duration, func(w, i int) error {
-		_, err := cs[w].CoreV1().ConfigMaps("bench").Create(ctx, &corev1.ConfigMap{
-			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%d-%d", w, i), Labels: map[string]string{"bench": "yes"}},
-			Data:       map[string]string{"payload": payload},
-		}, metav1.CreateOptions{})
-		return err
-	}), nil
+	return hammer(name, len(cs), *duration, createConfigMap(ctx, cs, payload)), nil
 }
 
 // userKubeconfig writes a kubeconfig for user, with a client certificate

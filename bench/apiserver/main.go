@@ -28,6 +28,8 @@ import (
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/orca-project/orca/bench/internal/procstat"
 )
 
 var (
@@ -194,60 +196,25 @@ func (s *server) stop() {
 // server process spent on it: for raw etcd that is etcd's own cost, since
 // the member runs inside the server.
 func (s *server) hammer(name string, n int, d time.Duration, op func(worker, i int) error) result {
-	before, sysBefore := s.cpuTime(), s.syscalls()
-	r := hammer(name, n, d, op)
-	if after := s.cpuTime(); before >= 0 && after > before {
-		r.serverCPU = after - before
-	}
-	if after := s.syscalls(); sysBefore >= 0 && after > sysBefore {
-		r.serverSyscalls = after - sysBefore
-	}
+	r, _ := s.measure(func() (result, error) { return hammer(name, n, d, op), nil })
 	return r
 }
 
-// syscalls is the number of read and write system calls the server
-// process has made (network, disk and pipes alike), or -1.
-func (s *server) syscalls() int64 {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", s.cmd.Process.Pid))
-	if err != nil {
-		return -1
+// measure runs a phase and records in its result the CPU time and the
+// read and write system calls the server process spent on it; either is
+// left out when /proc cannot be read.
+func (s *server) measure(phase func() (result, error)) (result, error) {
+	pid := s.cmd.Process.Pid
+	before, cpuErr := procstat.Read(pid)
+	sysBefore, sysErr := procstat.Syscalls(pid)
+	r, err := phase()
+	if after, err := procstat.Read(pid); cpuErr == nil && err == nil && after.CPU > before.CPU {
+		r.serverCPU = after.CPU - before.CPU
 	}
-	var n int64
-	for _, line := range strings.Split(string(data), "\n") {
-		k, v, ok := strings.Cut(line, ": ")
-		if ok && (k == "syscr" || k == "syscw") {
-			c, err := strconv.ParseInt(v, 10, 64)
-			if err != nil {
-				return -1
-			}
-			n += c
-		}
+	if after, err := procstat.Syscalls(pid); sysErr == nil && err == nil && after > sysBefore {
+		r.serverSyscalls = after - sysBefore
 	}
-	return n
-}
-
-// cpuTime is the user and system CPU time the server process has used,
-// or -1 when it cannot be read.
-func (s *server) cpuTime() time.Duration {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
-	if err != nil {
-		return -1
-	}
-	// The command name (field 2) may hold spaces; the fields after it
-	// start past its closing parenthesis, utime and stime being the
-	// 14th and 15th of the line.
-	i := strings.LastIndexByte(string(data), ')')
-	f := strings.Fields(string(data[i+1:]))
-	if len(f) < 13 {
-		return -1
-	}
-	utime, err1 := strconv.ParseInt(f[11], 10, 64)
-	stime, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return -1
-	}
-	// Linux reports both in clock ticks of 1/100 s (USER_HZ).
-	return time.Duration(utime+stime) * 10 * time.Millisecond
+	return r, err
 }
 
 // rssMB reads the server's resident memory.
@@ -373,13 +340,7 @@ func run() error {
 	})
 	fmt.Println(rawPut)
 	profDone := profileServer(ctx, c, "create", d)
-	create := srv.hammer("API create ConfigMap", n, d, func(w, i int) error {
-		_, err := cs[w].CoreV1().ConfigMaps("bench").Create(ctx, &corev1.ConfigMap{
-			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%d-%d", w, i), Labels: map[string]string{"bench": "yes"}},
-			Data:       map[string]string{"payload": payload},
-		}, metav1.CreateOptions{})
-		return err
-	})
+	create := srv.hammer("API create ConfigMap", n, d, createConfigMap(ctx, cs, payload))
 	fmt.Println(create)
 	profDone()
 	rawGet := srv.hammer("raw etcd get", n, d, func(w, i int) error {
@@ -476,15 +437,7 @@ func run() error {
 // watchDelivery runs the watch-delivery phase and records the server's
 // CPU time and system calls over it, per event delivered.
 func (s *server) watchDelivery(ctx context.Context, kubeconfig string) (result, error) {
-	before, sysBefore := s.cpuTime(), s.syscalls()
-	r, err := watchDelivery(ctx, kubeconfig)
-	if after := s.cpuTime(); before >= 0 && after > before {
-		r.serverCPU = after - before
-	}
-	if after := s.syscalls(); sysBefore >= 0 && after > sysBefore {
-		r.serverSyscalls = after - sysBefore
-	}
-	return r, err
+	return s.measure(func() (result, error) { return watchDelivery(ctx, kubeconfig) })
 }
 
 // watchDelivery opens many watchers, writes objects stamped with their send
@@ -560,6 +513,19 @@ func watchDelivery(ctx context.Context, kubeconfig string) (result, error) {
 	r.throughput = float64(len(lat)) / r.elapsed.Seconds()
 	r.errors = int64(*watchers*events - len(lat))
 	return r, nil
+}
+
+// createConfigMap is the ConfigMap create phase's operation, the same in
+// every phase that compares creates: worker w's i-th ConfigMap in
+// namespace bench, labelled, with the payload, through worker w's client.
+func createConfigMap(ctx context.Context, cs []kubernetes.Interface, payload string) func(w, i int) error {
+	return func(w, i int) error {
+		_, err := cs[w].CoreV1().ConfigMaps("bench").Create(ctx, &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%d-%d", w, i), Labels: map[string]string{"bench": "yes"}},
+			Data:       map[string]string{"payload": payload},
+		}, metav1.CreateOptions{})
+		return err
+	}
 }
 
 // profileServer fetches the server's CPU profile and its allocations over

@@ -138,13 +138,7 @@ func createOnUpstream(ctx context.Context, name, payload string) (result, error)
 	// The post-start hooks' writes (RBAC roles, priority levels) are over
 	// within a few seconds.
 	time.Sleep(5 * time.Second)
-	r := hammer(name, len(cs), *duration, func(w, i int) error {
-		_, err := cs[w].CoreV1().ConfigMaps("bench").Create(ctx, &corev1.ConfigMap{
-			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%d-%d", w, i), Labels: map[string]string{"bench": "yes"}},
-			Data:       map[string]string{"payload": payload},
-		}, metav1.CreateOptions{})
-		return err
-	})
+	r := hammer(name, len(cs), *duration, createConfigMap(ctx, cs, payload))
 	if err := api.exited(); err != nil {
 		return result{}, err
 	}

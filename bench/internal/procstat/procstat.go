@@ -89,3 +89,39 @@ func parseRSS(status []byte) (int64, error) {
 	}
 	return 0, fmt.Errorf("no VmRSS line")
 }
+
+// Syscalls is how many read and write system calls pid has made (network,
+// disk and pipes alike), from /proc/PID/io.
+func Syscalls(pid int) (int64, error) {
+	io, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid))
+	if err != nil {
+		return 0, fmt.Errorf("read io of %d: %w", pid, err)
+	}
+	n, err := parseSyscalls(io)
+	if err != nil {
+		return 0, fmt.Errorf("io of %d: %w", pid, err)
+	}
+	return n, nil
+}
+
+// parseSyscalls returns syscr+syscw from the text of /proc/PID/io.
+func parseSyscalls(io []byte) (int64, error) {
+	var n int64
+	seen := 0
+	for _, line := range strings.Split(string(io), "\n") {
+		k, v, ok := strings.Cut(line, ": ")
+		if !ok || (k != "syscr" && k != "syscw") {
+			continue
+		}
+		c, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("%s %q: %w", k, v, err)
+		}
+		n += c
+		seen++
+	}
+	if seen != 2 {
+		return 0, fmt.Errorf("no syscr and syscw lines")
+	}
+	return n, nil
+}

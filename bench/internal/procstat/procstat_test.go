@@ -33,3 +33,16 @@ func TestParseRSS(t *testing.T) {
 		t.Error("parseRSS of a kernel thread's status (no VmRSS) succeeded")
 	}
 }
+
+func TestParseSyscalls(t *testing.T) {
+	got, err := parseSyscalls([]byte("rchar: 120\nwchar: 80\nsyscr: 7\nsyscw: 5\nread_bytes: 0\n"))
+	if err != nil || got != 12 {
+		t.Errorf("parseSyscalls = %d, %v; want 12", got, err)
+	}
+	if _, err := parseSyscalls([]byte("rchar: 120\n")); err == nil {
+		t.Error("parseSyscalls without syscr and syscw succeeded")
+	}
+	if _, err := parseSyscalls([]byte("syscr: x\nsyscw: 5\n")); err == nil {
+		t.Error("parseSyscalls of a malformed count succeeded")
+	}
+}
