@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/flowcontrol"
 	clocktesting "k8s.io/utils/clock/testing"
 )
@@ -86,5 +88,38 @@ func TestExpand(t *testing.T) {
 		if got := expand(in, vars); got != want {
 			t.Errorf("expand(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// A pull that keeps failing is tried again after 10 s, then 20 s, 40 s
+// ... up to 5 minutes, for each pod on its own: between the tries the
+// container shows ImagePullBackOff, after each try ErrImagePull.
+func TestPullBackoffDoublesPerPod(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Date(2026, 11, 29, 6, 0, 0, 0, time.UTC))
+	b := newPullBackoff(clk)
+	c := &v1.Container{Name: "main", Image: "registry.local/missing:v1"}
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "a"}}
+	other := &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "b"}}
+	key := pullKey(pod, c)
+	if h := pullHeld(b, key, clk.Now()); h.held {
+		t.Fatal("first pull held back")
+	}
+	for i, w := range []time.Duration{10, 20, 40, 80, 160, 300, 300} {
+		b.Next(key, clk.Now()) // the pull failed
+		clk.Step(w*time.Second - time.Second)
+		if h := pullHeld(b, key, clk.Now()); !h.held || h.wait != w*time.Second {
+			t.Fatalf("failure %d: a second before the end: held %v for %v, want held for %v", i+1, h.held, h.wait, w*time.Second)
+		}
+		if h := pullHeld(b, pullKey(other, c), clk.Now()); h.held {
+			t.Fatalf("failure %d: another pod's pull of the same image held back", i+1)
+		}
+		clk.Step(time.Second)
+		if h := pullHeld(b, key, clk.Now()); h.held {
+			t.Fatalf("failure %d: still held back after %v", i+1, w*time.Second)
+		}
+	}
+	b.Reset(key) // a pull succeeded
+	if h := pullHeld(b, key, clk.Now()); h.held {
+		t.Fatal("held back after a successful pull")
 	}
 }

@@ -108,12 +108,12 @@ func (k *Kubelet) ensureImage(ctx context.Context, pod *v1.Pod, c *v1.Container)
 		k.event(pod, v1.EventTypeWarning, "ErrImageNeverPull", msg)
 		return "", &startError{retry: 10 * time.Second}
 	}
-	key := c.Image
-	if k.pullBackoff.IsInBackOffSince(key, time.Now()) {
+	key := pullKey(pod, c)
+	if h := pullHeld(k.pullBackoff, key, time.Now()); h.held {
 		msg := fmt.Sprintf("Back-off pulling image %q", c.Image)
 		k.setWaiting(pod.UID, c.Name, "ImagePullBackOff", msg)
 		k.event(pod, v1.EventTypeNormal, "BackOff", msg)
-		return "", &startError{retry: k.pullBackoff.Get(key)}
+		return "", &startError{retry: h.wait}
 	}
 	keyring, missing := credentials.ForPod(ctx, k.secret, pod)
 	if len(missing) > 0 {

@@ -225,7 +225,7 @@ func New(cfg Config) *Kubelet {
 		state:       newRuntimeState(),
 		res:         newResourceStore(cfg.PodDir),
 		backoff:     newRestartBackoff(clock.RealClock{}),
-		pullBackoff: flowcontrol.NewBackOff(10*time.Second, 300*time.Second),
+		pullBackoff: newPullBackoff(clock.RealClock{}),
 		waiting:     map[types.UID]map[string]waitReason{},
 		evictions:   map[types.UID]eviction{},
 	}
@@ -374,6 +374,10 @@ func (k *Kubelet) housekeeping(ctx context.Context) {
 		for _, uid := range uids {
 			k.kick(uid)
 		}
+		// Back-offs are kept per pod: forget those of pods long gone
+		// (no update for twice the maximum), as upstream's kubelet does.
+		k.backoff.GC()
+		k.pullBackoff.GC()
 	}
 }
 

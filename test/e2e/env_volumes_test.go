@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -201,14 +202,38 @@ func TestImagePullFailureBacksOff(t *testing.T) {
 	p := simplePod(ns, "nopull", "sleep 3600")
 	p.Spec.Containers[0].Image = "127.0.0.1:5999/absent/image:1"
 	p.Spec.Containers[0].ImagePullPolicy = v1.PullAlways
+	// Every state the kubelet stores is watched: ErrImagePull lasts only
+	// until the next sync, which a poll can miss.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	w, err := client.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=nopull"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
 	createPod(t, p)
-	seen := map[string]bool{}
-	waitPod(t, ns, "nopull", time.Minute, "in ErrImagePull then ImagePullBackOff", func(p *v1.Pod) bool {
-		if cs := containerStatus(p, "main"); cs != nil && cs.State.Waiting != nil {
-			seen[cs.State.Waiting.Reason] = true
+	// The pull fails, backs off, and is tried again after the back-off
+	// (10 s), failing again: as upstream, the reasons alternate.
+	want := []string{"ErrImagePull", "ImagePullBackOff", "ErrImagePull"}
+	var reasons []string
+	for len(reasons) < len(want) {
+		ev, ok := <-w.ResultChan()
+		if !ok {
+			t.Fatalf("waiting reasons %v after a minute, want %v first; status: %s", reasons, want, describeStatus(getPod(t, ns, "nopull")))
 		}
-		return seen["ErrImagePull"] && seen["ImagePullBackOff"]
-	})
+		pod, isPod := ev.Object.(*v1.Pod)
+		if !isPod {
+			continue
+		}
+		if cs := containerStatus(pod, "main"); cs != nil && cs.State.Waiting != nil && strings.Contains(cs.State.Waiting.Reason, "ImagePull") {
+			if r := cs.State.Waiting.Reason; len(reasons) == 0 || reasons[len(reasons)-1] != r {
+				reasons = append(reasons, r)
+			}
+		}
+	}
+	if !reflect.DeepEqual(reasons, want) {
+		t.Errorf("waiting reasons %v, want %v", reasons, want)
+	}
 	out := kubectlOK(t, "", "get", "pod", "nopull", "-n", ns)
 	if !strings.Contains(out, "ImagePullBackOff") && !strings.Contains(out, "ErrImagePull") {
 		t.Errorf("kubectl get pod:\n%s", out)

@@ -271,6 +271,10 @@ func TestContainerLogRotation(t *testing.T) {
 	sawCompressed := false
 	deadline := time.Now().Add(45 * time.Second)
 	for time.Now().Before(deadline) {
+		// The pause comes first: the container sleeps a tenth of a
+		// second every 100 lines, and two reads in a row can both fall
+		// into one of those sleeps.
+		time.Sleep(3 * time.Second)
 		entries, err := os.ReadDir(dir)
 		if err != nil {
 			t.Fatal(err)
@@ -303,7 +307,6 @@ func TestContainerLogRotation(t *testing.T) {
 		if sawCompressed && len(files) == 3 {
 			break
 		}
-		time.Sleep(3 * time.Second)
 	}
 	if !sawCompressed {
 		t.Errorf("no compressed rotated log after 45 s")
