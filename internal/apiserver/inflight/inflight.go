@@ -85,8 +85,11 @@ func (l *Limiter) Release(k Kind) {
 	if c == nil {
 		return
 	}
-	<-c
+	// Counted out before the slot is free: the other way round, a request
+	// taking the slot at once is counted in first, and the mark passes
+	// the limit.
 	l.marks.Add(k, -1)
+	<-c
 }
 
 // TakeWatermarks returns the most requests of each kind that were in
