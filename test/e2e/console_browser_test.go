@@ -10,7 +10,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
+	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -395,5 +398,39 @@ func (p *consolePage) settle(view string) {
 	p.t.Helper()
 	if _, err := p.tryWait(`!!document.querySelector('[data-view=`+view+`][data-updated]')`, 10*time.Second); err != nil {
 		p.t.Logf("view %s: no [data-updated] after 10 s%s", view, p.state())
+	}
+}
+
+// cutBrowserConnections resets Chromium's TCP connections to the API
+// server, as a network drop would, and leaves every other client's
+// alone. It needs ss with socket destruction (iproute2, root).
+func cutBrowserConnections(t *testing.T) {
+	t.Helper()
+	u, err := url.Parse(inst.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, port := u.Hostname(), u.Port()
+	out, err := exec.Command("ss", "-tnpH", "state", "established", "dst", host, "dport", "= :"+port).CombinedOutput()
+	if err != nil {
+		t.Fatalf("ss: %v: %s", err, out)
+	}
+	cut := 0
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 5 || !strings.Contains(line, "chrom") {
+			continue
+		}
+		_, sport, err := net.SplitHostPort(f[2])
+		if err != nil {
+			continue
+		}
+		if out, err := exec.Command("ss", "-K", "dst", host, "dport", "= :"+port, "sport", "= :"+sport).CombinedOutput(); err != nil {
+			t.Fatalf("ss -K: %v: %s", err, out)
+		}
+		cut++
+	}
+	if cut == 0 {
+		t.Fatalf("no connection of the browser to %s:%s:\n%s", host, port, out)
 	}
 }

@@ -321,12 +321,22 @@ func consoleLogs(t *testing.T, b *consoleBrowser) {
 	first := last()
 	// Five more lines is a second of the pod's output, arriving while the
 	// page only watches.
-	want := first + 5
-	p.wait(fmt.Sprintf("line %d following line %d", want, first), `(() => {
+	reached := func(n int) string {
+		return `(() => {
 		const t = (document.querySelector('pre[data-logs]') || {}).textContent || '';
-		return [...t.matchAll(/^line (\d+)$/gm)].some(m => Number(m[1]) >= `+strconv.Itoa(want)+`);
-	})()`, 20*time.Second)
+		return [...t.matchAll(/^line (\d+)$/gm)].some(m => Number(m[1]) >= ` + strconv.Itoa(n) + `);
+	})()`
+	}
+	want := first + 5
+	p.wait(fmt.Sprintf("line %d following line %d", want, first), reached(want), 20*time.Second)
 	p.screenshot("pod-logs")
+
+	// The network cuts the stream (as a browser does to every open
+	// request when the machine's interfaces change): the view opens it
+	// again and goes on following.
+	cutBrowserConnections(t)
+	want = last() + 10
+	p.wait(fmt.Sprintf("line %d after the stream was cut", want), reached(want), 30*time.Second)
 }
 
 // consoleShell: `echo hello` typed into the pod view's terminal answers

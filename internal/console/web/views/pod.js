@@ -16,6 +16,10 @@ const DEFAULT_CONTAINER = 'kubectl.kubernetes.io/default-container';
 const TAIL_LINES = 500;
 // The page keeps this many log lines; older ones scroll away for good.
 const MAX_LINES = 10000;
+// The pauses (ms) before a followed log stream the network cut is opened
+// again; after as many cuts in a row without a line between, the error
+// is shown.
+const LOG_REOPENS = [500, 1000, 2000, 4000, 8000];
 
 // stateText words a container state as kubectl describe does.
 function stateText(state) {
@@ -333,7 +337,7 @@ export function mount(outlet, ctx) {
   }
 
   // ---- logs
-  const logs = { started: false, stream: null, lines: [], partial: '', rendered: 0, failed: false, ended: false, containerID: '', pendingFrame: 0 };
+  const logs = { started: false, stream: null, lines: [], partial: '', rendered: 0, failed: false, ended: false, containerID: '', pendingFrame: 0, drops: 0 };
   const logContainer = h('select', { name: 'container', id: 'log-container', onchange: () => restartLogs(false) });
   const follow = h('input', { type: 'checkbox', name: 'follow', id: 'log-follow', checked: true, onchange: () => restartLogs(false) });
   const previous = h('input', { type: 'checkbox', name: 'previous', id: 'log-previous', onchange: () => restartLogs(false) });
@@ -436,6 +440,7 @@ export function mount(outlet, ctx) {
   }
 
   function onLogText(text) {
+    logs.drops = 0;
     const parts = (logs.partial + text).split('\n');
     logs.partial = parts.pop();
     if (!parts.length) return;
@@ -492,6 +497,17 @@ export function mount(outlet, ctx) {
       logStatus.textContent = following ? `The log stream of ${container} ended (the container stopped, or the server closed it).` : `Last ${TAIL_LINES} lines of ${container}${previous.checked ? ' (previous instance)' : ''}.`;
     }, (e) => {
       if (logs.stream !== stream) return;
+      // A followed stream the network dropped (the browser ends every
+      // open request when the machine's interfaces change) is opened
+      // again, as a user would reload: the last lines again, then on.
+      // A server's refusal is shown.
+      const dropped = e instanceof TypeError || (e && e.reason === 'NetworkError');
+      if (following && dropped && logs.drops < LOG_REOPENS.length) {
+        const wait = LOG_REOPENS[logs.drops++];
+        logStatus.textContent = `The log stream of ${container} was cut; opening it again…`;
+        setTimeout(() => { if (logs.stream === stream) restartLogs(false); }, wait);
+        return;
+      }
       logs.failed = true;
       logStatus.textContent = e.message;
       logStatus.classList.add('bad-text');
