@@ -3,6 +3,8 @@ package apiserver
 import (
 	"mime"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	kjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
@@ -48,8 +50,32 @@ func (m mediaType) As() string { return m.Params["as"] }
 
 // parseAccept splits an Accept header into media types, in the client's
 // order. Quality values are ignored: Kubernetes clients list what they
-// prefer first.
+// prefer first. The result is shared: callers only read it.
 func parseAccept(header string) []mediaType {
+	// A client sends the same few headers on every request; parsing them
+	// each time was a percent of a create's allocations.
+	if v, ok := acceptCache.Load(header); ok {
+		return v.([]mediaType)
+	}
+	out := parseAcceptUncached(header)
+	if acceptCached.Load() < maxAcceptCached {
+		if _, loaded := acceptCache.LoadOrStore(header, out); !loaded {
+			acceptCached.Add(1)
+		}
+	}
+	return out
+}
+
+// Parsed Accept headers, at most maxAcceptCached of them: headers are the
+// clients' to choose, and one that is not kept is parsed each time.
+var (
+	acceptCache  sync.Map // string → []mediaType
+	acceptCached atomic.Int32
+)
+
+const maxAcceptCached = 256
+
+func parseAcceptUncached(header string) []mediaType {
 	if strings.TrimSpace(header) == "" {
 		return []mediaType{{Type: mediaJSON}}
 	}

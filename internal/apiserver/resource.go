@@ -32,6 +32,9 @@ type resource struct {
 	// fieldKeys are the fields a field selector may name.
 	fieldKeys map[string]bool
 	managers  fieldManagers
+	// goType is the Go type of the resource's objects (r.New()'s), kept
+	// so that checking a decoded body's type allocates nothing.
+	goType reflect.Type
 	// stop ends the watch cache of a custom resource.
 	stop context.CancelFunc
 }
@@ -64,7 +67,7 @@ func newResource(r *registry.Resource, st *storage.Store) *resource {
 			keys[k] = true
 		}
 	}
-	return &resource{Resource: r, prefix: p, store: st, fieldKeys: keys}
+	return &resource{Resource: r, prefix: p, store: st, fieldKeys: keys, goType: reflect.TypeOf(r.New())}
 }
 
 // key is the etcd key of one object.
@@ -249,7 +252,7 @@ func (r *resource) kindMismatch(obj runtime.Object) error {
 	want := r.GroupVersionKind()
 	// A body naming another kind without its apiVersion ({"kind":"Pod"})
 	// decodes into that kind's type with its type information cleared.
-	if reflect.TypeOf(obj) != reflect.TypeOf(r.New()) {
+	if reflect.TypeOf(obj) != r.goType {
 		return apierrors.NewBadRequest(fmt.Sprintf("the kind in the data does not match the expected kind (%s)", want.Kind))
 	}
 	if gvk.Empty() {
