@@ -23,6 +23,12 @@ type requestState struct {
 	// longRunning requests (watches, exec, logs...) have no in-flight slot
 	// and get a ResponseStarted audit stage.
 	longRunning bool
+	// user is the authenticated caller (hasUser once known), before any
+	// impersonation, which a context value records.
+	user    User
+	hasUser bool
+	// manager is the field manager of a write, "" until known.
+	manager string
 }
 
 type requestStateKey struct{}
@@ -54,7 +60,10 @@ func (s *Server) withRequestStart(next http.Handler) http.Handler {
 			st.info = requestInfo{Verb: strings.ToLower(r.Method)}
 		}
 		st.longRunning = longRunning(r, st)
-		ctx := context.WithValue(r.Context(), requestStateKey{}, st)
+		// The filters after this one record what they learn (the caller,
+		// the field manager) in st rather than each deriving a context:
+		// every r.WithContext copies the request.
+		ctx := withWarnings(context.WithValue(r.Context(), requestStateKey{}, st), w.Header())
 		if s.cfg.Auditor != nil {
 			ctx = s.cfg.Auditor.WithRequest(ctx, id, received)
 		}

@@ -52,9 +52,14 @@ func withWriter(ctx context.Context, w writer) context.Context {
 	return context.WithValue(ctx, writerKey{}, w)
 }
 
+// writerFrom is the writer a context names (an apply's, which has
+// merged already), else the request's field manager, else the server's.
 func writerFrom(ctx context.Context) writer {
 	if w, ok := ctx.Value(writerKey{}).(writer); ok && w.manager != "" {
 		return w
+	}
+	if st, ok := ctx.Value(requestStateKey{}).(*requestState); ok && st.manager != "" {
+		return writer{manager: st.manager}
 	}
 	return writer{manager: serverManager}
 }
@@ -92,6 +97,10 @@ func withFieldManager(r *http.Request, ri requestInfo) (*http.Request, error) {
 	}
 	if manager == "" {
 		manager = prefixFromUserAgent(r.UserAgent())
+	}
+	if st, ok := r.Context().Value(requestStateKey{}).(*requestState); ok {
+		st.manager = manager
+		return r, nil
 	}
 	return r.WithContext(withWriter(r.Context(), writer{manager: manager})), nil
 }

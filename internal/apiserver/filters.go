@@ -76,10 +76,16 @@ const AllAuthenticated = "system:authenticated"
 
 type userKey struct{}
 
-// UserFrom returns the caller of a request's context.
+// UserFrom returns the caller of a request's context: the user it
+// impersonates, else the one authenticated.
 func UserFrom(ctx context.Context) (User, bool) {
-	u, ok := ctx.Value(userKey{}).(User)
-	return u, ok
+	if u, ok := ctx.Value(userKey{}).(User); ok {
+		return u, true
+	}
+	if st, ok := ctx.Value(requestStateKey{}).(*requestState); ok && st.hasUser {
+		return st.user, true
+	}
+	return User{}, false
 }
 
 // public paths need no identity, as upstream's system:public-info-viewer
@@ -202,7 +208,6 @@ func (s *Server) buildHandler() http.Handler {
 	if authn != nil {
 		h = s.withAuthentication(h, authn, unauthorized)
 	}
-	h = withWarningRecorder(h)
 	h = s.withRecovery(h)
 	h = s.withRequestStart(h)
 	if len(s.cfg.Public) > 0 {
@@ -268,7 +273,12 @@ func (s *Server) withAuthentication(next http.Handler, authn Authenticator, unau
 		// not travel on with a request the server proxies (to a pod, a
 		// node or an extension API server).
 		r.Header.Del("Authorization")
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), userKey{}, u)))
+		if st, ok := r.Context().Value(requestStateKey{}).(*requestState); ok {
+			st.user, st.hasUser = u, true
+		} else {
+			r = r.WithContext(context.WithValue(r.Context(), userKey{}, u))
+		}
+		next.ServeHTTP(w, r)
 	})
 }
 

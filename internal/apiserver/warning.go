@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"context"
 	"net/http"
 	"sync"
 	"unicode/utf8"
@@ -19,14 +20,13 @@ const (
 	warningItemRunes  = 256
 )
 
-// withWarningRecorder lets code on the request path (admission plugins)
-// add Warning headers to the response, as upstream's WithWarningRecorder:
-// each text once, in the order given, within upstream's size limits.
-func withWarningRecorder(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rec := &warningRecorder{header: w.Header()}
-		next.ServeHTTP(w, r.WithContext(admission.WithWarnings(r.Context(), rec.add)))
-	})
+// withWarnings lets code on the request path (admission plugins) add
+// Warning headers to the response's header, as upstream's
+// WithWarningRecorder: each text once, in the order given, within
+// upstream's size limits. withRequestStart sets it up.
+func withWarnings(ctx context.Context, header http.Header) context.Context {
+	rec := &warningRecorder{header: header}
+	return admission.WithWarnings(ctx, rec.add)
 }
 
 type warningRecorder struct {

@@ -2,7 +2,6 @@ package apiserver
 
 import (
 	"context"
-	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -27,12 +26,10 @@ func TestWarningRecorder(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := httptest.NewRecorder()
-			h := withWarningRecorder(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				for _, text := range tc.add {
-					admission.AddWarning(r.Context(), text)
-				}
-			}))
-			h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
+			ctx := withWarnings(context.Background(), rec.Header())
+			for _, text := range tc.add {
+				admission.AddWarning(ctx, text)
+			}
 			got := rec.Header().Values("Warning")
 			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
 				t.Errorf("headers\n got %q\nwant %q", got, tc.want)
