@@ -12,7 +12,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -115,6 +114,9 @@ func run(m *testing.M) int {
 			}
 			fmt.Fprintf(os.Stderr, "--- agent log (last lines)\n%s\n", strings.Join(lines, "\n"))
 		}
+		if b, err := os.ReadFile(filepath.Join(workDir, "server.log")); err == nil {
+			fmt.Fprintf(os.Stderr, "--- server warnings and errors (last lines)\n%s\n", tail(string(b), 80))
+		}
 		for _, x := range extraNodes {
 			if b, err := os.ReadFile(filepath.Join(x.dir, "agent.log")); err == nil {
 				fmt.Fprintf(os.Stderr, "--- agent log of %s (last lines)\n%s\n", x.name, tail(string(b), 40))
@@ -138,7 +140,13 @@ func setup(dir string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	var err error
+	// The server's warnings and errors (a controller's failing sync) go
+	// to a file, whose tail a failed run prints.
+	serverLog, err := os.OpenFile(filepath.Join(dir, "server.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	inst, err = server.Start(context.Background(), server.Options{
 		// All addresses: nodes in their own network namespaces reach the
 		// API server over the test bridge.
@@ -147,7 +155,7 @@ func setup(dir string) int {
 		// As `orca server` runs: a joining node reads cluster-info
 		// without credentials before it trusts the server.
 		AnonymousAuth: true,
-		Log:           slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Log:           slog.New(slog.NewTextHandler(serverLog, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		// Node failures are noticed in seconds rather than upstream's
 		// 50; still twice the agent's 10 s heartbeat.
 		NodeLifecycle: nodeLifecycle(),

@@ -78,7 +78,7 @@ const readRetries = [100, 400, 1500];
 
 // raw sends a request and returns the Response, throwing an ApiError for
 // anything but 2xx.
-async function raw(method, path, { query, body, contentType, accept, signal } = {}) {
+async function raw(method, path, { query, body, contentType, accept, signal, repeatable = false } = {}) {
   const hd = headers({ Accept: accept || 'application/json' });
   let payload;
   if (body !== undefined && body !== null) {
@@ -93,9 +93,11 @@ async function raw(method, path, { query, body, contentType, accept, signal } = 
   let res;
   // A browser drops every open request when the machine's network
   // interfaces change (ERR_NETWORK_CHANGED), which on a node happens each
-  // time a pod starts or stops; reads are tried again, writes are not
-  // (they may have been carried out).
-  const tries = method === 'GET' || method === 'HEAD' ? readRetries.length + 1 : 1;
+  // time a pod starts or stops; reads are tried again, and so are writes
+  // whose second run changes nothing the first did not (repeatable: set
+  // a field to a value, apply a configuration); others are not, since
+  // they may have been carried out.
+  const tries = method === 'GET' || method === 'HEAD' || repeatable ? readRetries.length + 1 : 1;
   for (let i = 0; ; i++) {
     try {
       res = await fetch(url(path, query), { method, headers: hd, body: payload, signal, cache: 'no-store' });
@@ -142,15 +144,20 @@ const patchTypes = {
   json: 'application/json-patch+json',
 };
 
-export function patch(path, body, type = 'merge') {
-  return request('PATCH', path, { body, contentType: patchTypes[type] || type });
+// patch sends a patch; repeatable says that sending it twice leaves what
+// sending it once does, so a request the network cut is sent again.
+export function patch(path, body, type = 'merge', { repeatable = false } = {}) {
+  return request('PATCH', path, { body, contentType: patchTypes[type] || type, repeatable });
 }
 
+// apply is server-side apply as orca-console; applying a configuration
+// twice is applying it once, so a cut request is sent again.
 export function apply(path, yamlText, { force = false, dryRun = false } = {}) {
   return request('PATCH', path, {
     query: { fieldManager: 'orca-console', force: force || undefined, dryRun: dryRun ? 'All' : undefined },
     body: yamlText,
     contentType: 'application/apply-patch+yaml',
+    repeatable: true,
   });
 }
 

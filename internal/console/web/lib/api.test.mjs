@@ -95,3 +95,34 @@ test('errors carry the Status message and a 401 signs out', async () => {
   globalThis.fetch = async () => json({ kind: 'Status', apiVersion: 'v1', status: 'Failure', message: 'pods "x" is forbidden: no', reason: 'Forbidden', code: 403 }, 403);
   await assert.rejects(api.del('/api/v1/namespaces/ns/pods/x'), (e) => e.status === 403 && e.reason === 'Forbidden' && e.message === 'pods "x" is forbidden: no');
 });
+
+test('a request the network cut is sent again when repeating it is harmless', async () => {
+  const api = await import('./api.js');
+  api.setToken('t');
+  // The first attempt of every request fails as a browser's
+  // ERR_NETWORK_CHANGED does; the next one is answered.
+  let calls = [];
+  const cutOnce = () => {
+    calls = [];
+    globalThis.fetch = async (url, opts) => {
+      calls.push(opts.method);
+      if (calls.length === 1) throw new TypeError('Failed to fetch');
+      return json({ kind: 'Scale', spec: { replicas: 2 } });
+    };
+  };
+  cutOnce();
+  const scale = await api.patch('/apis/apps/v1/namespaces/ns/deployments/web/scale', { spec: { replicas: 2 } }, 'merge', { repeatable: true });
+  assert.equal(scale.spec.replicas, 2);
+  assert.deepEqual(calls, ['PATCH', 'PATCH']);
+  cutOnce();
+  await api.apply('/api/v1/namespaces/ns/configmaps/c', 'kind: ConfigMap\n');
+  assert.deepEqual(calls, ['PATCH', 'PATCH']);
+  // A patch not known to be repeatable, and a create, are not sent twice:
+  // the first may have been carried out.
+  cutOnce();
+  await assert.rejects(api.patch('/api/v1/namespaces/ns/configmaps/c', { data: { n: '1' } }, 'merge'), (e) => e.reason === 'NetworkError');
+  assert.deepEqual(calls, ['PATCH']);
+  cutOnce();
+  await assert.rejects(api.create('/api/v1/namespaces/ns/configmaps', { kind: 'ConfigMap' }), (e) => e.reason === 'NetworkError');
+  assert.deepEqual(calls, ['POST']);
+});

@@ -319,7 +319,7 @@ export function mount(outlet, ctx) {
   async function askExplanation() {
     clearError();
     try {
-      await patch(resourcePath({ version: 'v1', resource: 'pods', namespace, name }), { metadata: { annotations: { [EXPLAIN_REQUEST]: 'true' } } }, 'merge');
+      await patch(resourcePath({ version: 'v1', resource: 'pods', namespace, name }), { metadata: { annotations: { [EXPLAIN_REQUEST]: 'true' } } }, 'merge', { repeatable: true });
       toast(`pod/${name} annotated: the scheduler explains its next attempt`, 'info');
     } catch (e) {
       showError(e);

@@ -272,7 +272,8 @@ async function rollBack(kindKey, namespace, name, rev) {
   const path = kindPath(kindKey, namespace, name);
   const p = rollbackPatch(kindKey, await get(path), rev);
   if (p.skip) return p.skip;
-  await patch(path, p.body, p.type);
+  // The template and annotations are set to the revision's: repeatable.
+  await patch(path, p.body, p.type, { repeatable: true });
   return 'rolled back';
 }
 
@@ -371,7 +372,7 @@ export function mount(outlet, ctx) {
       fields: [{ name: 'replicas', label: 'Replicas', type: 'number', value: current, min: 0, required: true }],
     });
     if (!v || v.replicas === null || Number.isNaN(v.replicas)) return '';
-    await patch(kindPath(kindKey, namespace, name, 'scale'), { spec: { replicas: v.replicas } }, 'merge');
+    await patch(kindPath(kindKey, namespace, name, 'scale'), { spec: { replicas: v.replicas } }, 'merge', { repeatable: true });
     return `${ref} scaled`;
   });
 
@@ -384,7 +385,7 @@ export function mount(outlet, ctx) {
       body: `Replace every pod of ${spec.kind} ${name}, as the rollout strategy allows (kubectl rollout restart).`,
     });
     if (!ok) return '';
-    await patch(kindPath(kindKey, namespace, name), restartPatch(new Date()), 'strategic');
+    await patch(kindPath(kindKey, namespace, name), restartPatch(new Date()), 'strategic', { repeatable: true });
     return `${ref} restarted`;
   });
 
@@ -392,7 +393,7 @@ export function mount(outlet, ctx) {
   // a CronJob its schedule (spec.suspend, which kubectl only patches).
   const pauseField = kindKey === 'cronjobs' ? 'suspend' : 'paused';
   const setPaused = (paused) => act(async () => {
-    await patch(kindPath(kindKey, namespace, name), { spec: { [pauseField]: paused } }, kindKey === 'cronjobs' ? 'merge' : 'strategic');
+    await patch(kindPath(kindKey, namespace, name), { spec: { [pauseField]: paused } }, kindKey === 'cronjobs' ? 'merge' : 'strategic', { repeatable: true });
     if (kindKey === 'cronjobs') return `${ref} ${paused ? 'suspended' : 'resumed'}`;
     return `${ref} ${paused ? 'paused' : 'resumed'}`;
   });
