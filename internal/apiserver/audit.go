@@ -33,8 +33,15 @@ type requestState struct {
 
 type requestStateKey struct{}
 
+// stateOf is the request's state, when the request has passed
+// withRequestStart.
+func stateOf(ctx context.Context) (*requestState, bool) {
+	st, ok := ctx.Value(requestStateKey{}).(*requestState)
+	return st, ok
+}
+
 func stateFrom(ctx context.Context) *requestState {
-	if st, ok := ctx.Value(requestStateKey{}).(*requestState); ok {
+	if st, ok := stateOf(ctx); ok {
 		return st
 	}
 	return &requestState{}

@@ -99,7 +99,7 @@ func (u User) Info() user.Info {
 func requestAttributes(r *http.Request, u User) authorizer.AttributesRecord {
 	a := authorizer.AttributesRecord{User: u.Info(), Path: r.URL.Path}
 	// The chain's first filter parsed the request already.
-	st, parsed := r.Context().Value(requestStateKey{}).(*requestState)
+	st, parsed := stateOf(r.Context())
 	if !parsed {
 		st = &requestState{}
 		st.info, st.resource = parseRequestInfo(r)

@@ -58,7 +58,7 @@ func writerFrom(ctx context.Context) writer {
 	if w, ok := ctx.Value(writerKey{}).(writer); ok && w.manager != "" {
 		return w
 	}
-	if st, ok := ctx.Value(requestStateKey{}).(*requestState); ok && st.manager != "" {
+	if st, ok := stateOf(ctx); ok && st.manager != "" {
 		return writer{manager: st.manager}
 	}
 	return writer{manager: serverManager}
@@ -98,7 +98,7 @@ func withFieldManager(r *http.Request, ri requestInfo) (*http.Request, error) {
 	if manager == "" {
 		manager = prefixFromUserAgent(r.UserAgent())
 	}
-	if st, ok := r.Context().Value(requestStateKey{}).(*requestState); ok {
+	if st, ok := stateOf(r.Context()); ok {
 		st.manager = manager
 		return r, nil
 	}

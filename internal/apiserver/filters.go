@@ -82,7 +82,7 @@ func UserFrom(ctx context.Context) (User, bool) {
 	if u, ok := ctx.Value(userKey{}).(User); ok {
 		return u, true
 	}
-	if st, ok := ctx.Value(requestStateKey{}).(*requestState); ok && st.hasUser {
+	if st, ok := stateOf(ctx); ok && st.hasUser {
 		return st.user, true
 	}
 	return User{}, false
@@ -273,7 +273,7 @@ func (s *Server) withAuthentication(next http.Handler, authn Authenticator, unau
 		// not travel on with a request the server proxies (to a pod, a
 		// node or an extension API server).
 		r.Header.Del("Authorization")
-		if st, ok := r.Context().Value(requestStateKey{}).(*requestState); ok {
+		if st, ok := stateOf(r.Context()); ok {
 			st.user, st.hasUser = u, true
 		} else {
 			r = r.WithContext(context.WithValue(r.Context(), userKey{}, u))
