@@ -72,6 +72,10 @@ stop_cluster() {
 	rm -f "$data/registry.pid"
 	for n in "${nodes[@]}"; do ORCA_DATA_DIR=$data hack/node.sh del "$n" >/dev/null 2>&1 || true; done
 	hack/killall.sh "$data" >/dev/null 2>&1 || true
+	# The server's node lives in this network namespace: its bridge,
+	# orca-svc, nftables tables and routes go too (hack/killall.sh leaves
+	# the network to the nodes' namespaces).
+	[ -d "$data" ] && bin/orca killall --data-dir "$data" >/dev/null 2>&1 || true
 }
 stop_cluster
 rm -rf "$data"
